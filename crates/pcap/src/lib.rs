@@ -1,0 +1,1 @@
+//! pcap / pcapng reading and writing.
