@@ -145,7 +145,8 @@ def mixed_packets():
         DNS(id=0x1234, qr=1, rd=1, ra=1, qd=DNSQR(qname="example.com"),
             an=DNSRR(rrname="example.com", rdata="93.184.216.34")),
         "udp dns response")
-    add(E / IP(src=c, dst="10.0.0.123") / UDP(sport=123, dport=123) / NTP(),
+    add(E / IP(src=c, dst="10.0.0.123") / UDP(sport=123, dport=123) /
+        NTP(orig=3908988800, sent=3908988801),
         "udp ntp 123")
     add(E / IP(src=c, dst=s) / UDP(sport=1234, dport=5678) / Raw(b"x" * 32),
         "udp 5678")
@@ -168,7 +169,7 @@ def mixed_packets():
                      Raw(bytes(range(100))), fragsize=64)
     assert len(frags) == 2
     add(E / frags[0], "ipv4 fragment 1/2 (MF, offset 0)")
-    add(E / frags[1], "ipv4 fragment 2/2 (offset 72)")
+    add(E / frags[1], "ipv4 fragment 2/2 (offset 64)")
     add(E / Dot1Q(vlan=10, prio=3) / IP(src=c, dst=s) /
         UDP(sport=1234, dport=5678) / Raw(b"vlan"), "vlan 10 ipv4 udp")
     add(E / IPv6(src="fe80::1", dst="fe80::2") / UDP(sport=546, dport=547) /
