@@ -1,0 +1,190 @@
+//! The element model: what an element class declares (ports, processing,
+//! documentation, handlers) and the trait its instances implement.
+
+use crate::packet::Packet;
+use crate::router::Ctx;
+use alloc::boxed::Box;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::any::Any;
+
+/// How a handler may be used.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum HandlerMode {
+    Read,
+    Write,
+    ReadWrite,
+}
+
+impl HandlerMode {
+    pub fn readable(self) -> bool {
+        !matches!(self, HandlerMode::Write)
+    }
+    pub fn writable(self) -> bool {
+        !matches!(self, HandlerMode::Read)
+    }
+    /// Click's notation in the `handlers` handler: `r`, `w` or `rw`.
+    pub fn flags(self) -> &'static str {
+        match self {
+            HandlerMode::Read => "r",
+            HandlerMode::Write => "w",
+            HandlerMode::ReadWrite => "rw",
+        }
+    }
+    /// Click's documentation notation.
+    pub fn doc_name(self) -> &'static str {
+        match self {
+            HandlerMode::Read => "read-only",
+            HandlerMode::Write => "write-only",
+            HandlerMode::ReadWrite => "read/write",
+        }
+    }
+}
+
+/// Documentation of one handler.
+#[derive(Debug)]
+pub struct HandlerDoc {
+    pub name: &'static str,
+    pub mode: HandlerMode,
+    pub text: &'static str,
+}
+
+/// Everything an element class declares about itself. One static value per
+/// class; the element reference (`clickos elements`, `docs/elements.md`) is
+/// generated from these.
+#[derive(Debug)]
+pub struct ClassSpec {
+    /// Class name as written in configurations.
+    pub name: &'static str,
+    /// Click's port-count code: `"1/1"`, `"1/-"`, `"0/1"`, `"-/-"`,
+    /// `"1-2/1"`, `"1/="` (as many outputs as inputs), ...
+    pub port_count: &'static str,
+    /// Click's processing code: `"a/a"`, `"h/h"`, `"h/l"`, `"l/h"`,
+    /// `"a/ah"` (per port; the last letter repeats).
+    pub processing: &'static str,
+    /// Group, as Click groups elements (`standard`, `ip`, `ethernet`, ...).
+    pub group: &'static str,
+    /// Signature, e.g. `Counter([KEYWORDS])`.
+    pub signature: &'static str,
+    /// One-line summary.
+    pub summary: &'static str,
+    /// Longer description: behaviour and keywords.
+    pub description: &'static str,
+    /// Ports in words.
+    pub ports: &'static str,
+    /// The class's own handlers (the standard ones are added by the router).
+    pub handlers: &'static [HandlerDoc],
+    /// Whether a write to `config` reconfigures a running instance.
+    pub live_reconfigure: bool,
+    /// Elements whose output order matters relative to each other (Print
+    /// and friends); when two or more are present the router processes
+    /// packets one at a time, exactly as Click does.
+    pub order_sensitive: bool,
+    /// Constructor.
+    pub make: fn() -> Box<dyn Element>,
+}
+
+/// What `configure` can learn about an element's place in the graph.
+pub struct ConfigureCtx<'a> {
+    pub name: &'a str,
+    pub ninputs: usize,
+    pub noutputs: usize,
+}
+
+/// A batch of packets travelling through the graph together.
+pub type Batch = Vec<Packet>;
+
+/// Result of a handler call.
+pub type HandlerResult<T> = Result<T, String>;
+
+/// An element instance. Only `configure` is required; the defaults give a
+/// 1-in-1-out element that passes packets unchanged, in push or pull.
+pub trait Element: Any {
+    /// Parses the configuration string. Must not change `self` when it
+    /// returns an error (parse into locals, then assign), so that a failed
+    /// live reconfiguration leaves the element running as before.
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String>;
+
+    /// Called once after every element is configured and the graph is
+    /// checked; the context can schedule tasks and timers.
+    fn initialize(&mut self, _cx: &Ctx) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// The common case: transform or drop one packet.
+    #[inline]
+    fn simple_action(&mut self, p: Packet, _cx: &Ctx) -> Option<Packet> {
+        Some(p)
+    }
+
+    /// A packet arrives on push input `port`.
+    #[inline]
+    fn push(&mut self, _port: usize, p: Packet, cx: &Ctx) {
+        if let Some(p) = self.simple_action(p, cx) {
+            cx.push(0, p);
+        }
+    }
+
+    /// A batch arrives on push input `port`. Elements override this to
+    /// amortise per-packet work; the default hands packets to `push` one
+    /// at a time.
+    #[inline]
+    fn push_batch(&mut self, port: usize, batch: Batch, cx: &Ctx) {
+        for p in batch {
+            self.push(port, p, cx);
+        }
+    }
+
+    /// Output `port` is pulled.
+    #[inline]
+    fn pull(&mut self, _port: usize, cx: &Ctx) -> Option<Packet> {
+        let p = cx.pull(0)?;
+        self.simple_action(p, cx)
+    }
+
+    /// The element's task ran. Return true to stay scheduled.
+    fn run_task(&mut self, _cx: &Ctx) -> bool {
+        false
+    }
+
+    /// Timer `id` of this element fired.
+    fn run_timer(&mut self, _id: u32, _cx: &Ctx) {}
+
+    /// Reads one of the class's own handlers. `None` means no such handler.
+    fn read_handler(&mut self, _name: &str, _cx: &Ctx) -> Option<HandlerResult<String>> {
+        None
+    }
+
+    /// Writes one of the class's own handlers. `None` means no such handler.
+    fn write_handler(&mut self, _name: &str, _value: &str, _cx: &Ctx) -> Option<HandlerResult<()>> {
+        None
+    }
+
+    /// The configuration as the `config` handler reports it, when the
+    /// element changed it at run time (e.g. after a handler write).
+    fn current_config(&self) -> Option<String> {
+        None
+    }
+
+    /// The notifier signal this element raises while it holds packets
+    /// (Queue-like elements), so downstream pullers can sleep.
+    fn empty_signal(&self) -> Option<crate::router::SignalId> {
+        None
+    }
+
+    /// Called when the router stops (flush files, report).
+    fn cleanup(&mut self, _cx: &Ctx) {}
+
+    /// For downcasting in tests and by the host.
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// Implements `as_any` for an element type.
+#[macro_export]
+macro_rules! element_any {
+    () => {
+        fn as_any(&self) -> &dyn core::any::Any {
+            self
+        }
+    };
+}

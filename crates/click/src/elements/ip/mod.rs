@@ -1,0 +1,3 @@
+use crate::element::ClassSpec;
+
+pub static SPECS: &[&ClassSpec] = &[];

@@ -1,0 +1,20 @@
+//! The element library, grouped as Click groups it. Each group module
+//! exports `SPECS`, the classes it defines.
+
+use crate::element::ClassSpec;
+use alloc::vec::Vec;
+
+pub mod classify;
+pub mod ethernet;
+pub mod ip;
+pub mod standard;
+
+/// Every built-in class.
+pub fn all() -> Vec<&'static ClassSpec> {
+    let mut v = Vec::new();
+    v.extend_from_slice(standard::SPECS);
+    v.extend_from_slice(ip::SPECS);
+    v.extend_from_slice(ethernet::SPECS);
+    v.extend_from_slice(classify::SPECS);
+    v
+}

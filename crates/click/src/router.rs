@@ -1,0 +1,1141 @@
+//! The router: builds a checked element graph from a flat configuration,
+//! runs tasks and timers, moves packets along push and pull connections,
+//! and serves handlers.
+//!
+//! Elements live in slots. An element's methods get `&mut self` from its
+//! slot and a [`Ctx`] that reaches the rest of the graph through shared
+//! references only; a per-slot busy flag guarantees that no element is
+//! borrowed twice (a push that loops back into a busy element is deferred
+//! until the current one returns, a pull from a busy element yields
+//! nothing), so re-entrant graphs stay memory-safe.
+
+use crate::element::{Batch, ClassSpec, ConfigureCtx, Element, HandlerMode};
+use crate::packet::Pool;
+use crate::registry::Registry;
+use crate::time::{Clock, Timestamp};
+use alloc::boxed::Box;
+use alloc::collections::{BTreeMap, BinaryHeap, VecDeque};
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec;
+use alloc::vec::Vec;
+use core::cell::{Cell, RefCell, UnsafeCell};
+use core::cmp::Reverse;
+use core::fmt::Write as _;
+
+pub use crate::packet::Packet;
+
+/// The version string the `version` handler reports.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Where a router's text output goes (Print, handler dumps, ...).
+pub trait Console {
+    /// One line (or several) for standard error; no trailing newline.
+    fn error_line(&self, line: &str);
+    /// Bytes for standard output.
+    fn stdout(&self, text: &str);
+}
+
+impl<C: Console + ?Sized> Console for alloc::rc::Rc<C> {
+    fn error_line(&self, line: &str) {
+        (**self).error_line(line)
+    }
+    fn stdout(&self, text: &str) {
+        (**self).stdout(text)
+    }
+}
+
+/// A console that collects output in memory (tests, the guest).
+#[derive(Default)]
+pub struct BufferConsole {
+    pub err: RefCell<String>,
+    pub out: RefCell<String>,
+}
+
+impl Console for BufferConsole {
+    fn error_line(&self, line: &str) {
+        let mut e = self.err.borrow_mut();
+        e.push_str(line);
+        e.push('\n');
+    }
+    fn stdout(&self, text: &str) {
+        self.out.borrow_mut().push_str(text);
+    }
+}
+
+/// A notifier signal, owned by the element that created it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct SignalId(pub u32);
+
+/// What a puller learns from the notifiers upstream of one of its inputs.
+#[derive(Clone, Debug)]
+pub enum UpstreamSignal {
+    /// Some upstream path can always produce packets: keep polling.
+    AlwaysActive,
+    /// Packets can arrive only while one of these signals is active.
+    Signals(Vec<SignalId>),
+}
+
+struct SignalState {
+    active: bool,
+    listeners: Vec<usize>,
+}
+
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+enum Proc {
+    Agnostic,
+    Push,
+    Pull,
+}
+
+#[derive(Copy, Clone)]
+struct Target {
+    elem: u32,
+    port: u32,
+}
+
+struct Slot {
+    elem: UnsafeCell<Box<dyn Element>>,
+    busy: Cell<bool>,
+    spec: &'static ClassSpec,
+    name: String,
+    landmark: String,
+    config: RefCell<String>,
+    /// Push outputs: where packets go.
+    out_target: Vec<Option<Target>>,
+    /// Pull inputs: where packets come from.
+    in_source: Vec<Option<Target>>,
+    in_push: Vec<bool>,
+    out_push: Vec<bool>,
+    task_scheduled: Cell<bool>,
+}
+
+impl Slot {
+    fn declaration(&self) -> String {
+        format!("{} :: {}", self.name, self.spec.name)
+    }
+}
+
+/// Outcome of one scheduler pass.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum RunState {
+    /// Tasks are scheduled: call again at once.
+    Busy,
+    /// Nothing to do until this time (a timer), or until woken from
+    /// outside (`None`).
+    Idle(Option<Timestamp>),
+    /// The router stopped.
+    Stopped,
+}
+
+/// Errors from handler calls, with Click's ControlSocket codes in mind.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HandlerError {
+    NoSuchElement(String),
+    NoSuchHandler(String),
+    PermissionDenied(String),
+    Failed(String),
+    Busy(String),
+}
+
+impl core::fmt::Display for HandlerError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            HandlerError::NoSuchElement(e) => write!(f, "no element named '{}'", e),
+            HandlerError::NoSuchHandler(h) => write!(f, "no handler named '{}'", h),
+            HandlerError::PermissionDenied(h) => write!(f, "handler '{}' not accessible this way", h),
+            HandlerError::Failed(m) => f.write_str(m),
+            HandlerError::Busy(h) => write!(f, "handler '{}' is busy", h),
+        }
+    }
+}
+
+/// Options for building a router.
+pub struct RouterOptions {
+    /// Largest batch sources may push at once (1 = Click's packet-at-a-time).
+    pub max_batch: usize,
+    /// Idle buffers the packet pool keeps.
+    pub pool_size: usize,
+}
+
+impl Default for RouterOptions {
+    fn default() -> Self {
+        RouterOptions { max_batch: 32, pool_size: 4096 }
+    }
+}
+
+/// The shared core that element contexts reach.
+pub struct Core {
+    slots: Vec<Slot>,
+    names: BTreeMap<String, usize>,
+    connections: Vec<(usize, usize, usize, usize)>,
+    requirements: Vec<String>,
+    flat_config: String,
+    pool: Pool,
+    clock: Box<dyn Clock>,
+    console: Box<dyn Console>,
+    run_queue: RefCell<VecDeque<usize>>,
+    timers: RefCell<BinaryHeap<Reverse<(Timestamp, u64, usize, u32)>>>,
+    timer_live: RefCell<BTreeMap<(usize, u32), u64>>,
+    timer_seq: Cell<u64>,
+    signals: RefCell<Vec<SignalState>>,
+    deferred: RefCell<VecDeque<(usize, usize, Packet)>>,
+    depth: Cell<u32>,
+    runcount: Cell<i32>,
+    stopped: Cell<bool>,
+    driver_manager: Cell<Option<usize>>,
+    max_batch: usize,
+}
+
+/// A running (or ready-to-run) router.
+pub struct Router {
+    core: Core,
+}
+
+/// What an element sees of the router while one of its methods runs.
+pub struct Ctx<'a> {
+    core: &'a Core,
+    me: usize,
+}
+
+fn parse_range(s: &str) -> Option<(usize, usize)> {
+    if s.is_empty() {
+        return Some((0, 0));
+    }
+    if s == "-" {
+        return Some((0, usize::MAX));
+    }
+    if let Some((a, b)) = s.split_once('-') {
+        let lo = if a.is_empty() { 0 } else { a.parse().ok()? };
+        let hi = if b.is_empty() { usize::MAX } else { b.parse().ok()? };
+        return Some((lo, hi));
+    }
+    let n = s.parse().ok()?;
+    Some((n, n))
+}
+
+fn proc_at(code: &str, port: usize) -> Proc {
+    let c = code.chars().nth(port).or_else(|| code.chars().last()).unwrap_or('a');
+    match c {
+        'h' => Proc::Push,
+        'l' => Proc::Pull,
+        _ => Proc::Agnostic,
+    }
+}
+
+impl Router {
+    /// Parses and builds a router. Errors come back as Click prints them,
+    /// one string per line, each starting with `FILE:LINE: `.
+    pub fn from_config(
+        text: &str,
+        file: &str,
+        defines: &[(String, String)],
+        registry: &Registry,
+        clock: Box<dyn Clock>,
+        console: Box<dyn Console>,
+        opts: RouterOptions,
+    ) -> Result<Router, Vec<String>> {
+        let flat = click_lang::parse_config(text, file, defines)
+            .map_err(|errs| errs.iter().map(|e| e.to_string()).collect::<Vec<_>>())?;
+        Router::from_flat(&flat, registry, clock, console, opts)
+    }
+
+    /// Builds, checks, configures and initialises a router.
+    pub fn from_flat(
+        flat: &click_lang::FlatConfig,
+        registry: &Registry,
+        clock: Box<dyn Clock>,
+        console: Box<dyn Console>,
+        opts: RouterOptions,
+    ) -> Result<Router, Vec<String>> {
+        let mut errors: Vec<String> = Vec::new();
+        // 1. classes
+        let mut specs: Vec<Option<&'static ClassSpec>> = Vec::new();
+        for e in &flat.elements {
+            match registry.get(&e.class) {
+                Some(s) => specs.push(Some(s)),
+                None => {
+                    errors.push(format!("{}: unknown element class '{}'", e.landmark, e.class));
+                    specs.push(None);
+                }
+            }
+        }
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        let specs: Vec<&'static ClassSpec> = specs.into_iter().map(|s| s.unwrap()).collect();
+        let n = specs.len();
+        let decl = |i: usize| format!("{} :: {}", flat.elements[i].name, specs[i].name);
+        let lm = |i: usize| flat.elements[i].landmark.to_string();
+
+        // 2. port counts
+        let mut used_in = vec![0usize; n];
+        let mut used_out = vec![0usize; n];
+        for c in &flat.connections {
+            used_out[c.from] = used_out[c.from].max(c.from_port + 1);
+            used_in[c.to] = used_in[c.to].max(c.to_port + 1);
+        }
+        let mut nin = vec![0usize; n];
+        let mut nout = vec![0usize; n];
+        for i in 0..n {
+            let (ic, oc) = specs[i].port_count.split_once('/').unwrap_or((specs[i].port_count, ""));
+            let (ilo, ihi) = parse_range(ic).unwrap_or((0, usize::MAX));
+            nin[i] = used_in[i].clamp(ilo, ihi);
+            if oc == "=" {
+                nout[i] = nin[i];
+            } else {
+                let (olo, ohi) = parse_range(oc).unwrap_or((0, usize::MAX));
+                nout[i] = used_out[i].clamp(olo, ohi);
+            }
+        }
+        let mut conns: Vec<(usize, usize, usize, usize, String)> = Vec::new();
+        for c in &flat.connections {
+            let mut ok = true;
+            if c.from_port >= nout[c.from] {
+                errors.push(format!("{}: '{}' has no output {}", lm(c.from), decl(c.from), c.from_port));
+                ok = false;
+            }
+            if c.to_port >= nin[c.to] {
+                errors.push(format!("{}: '{}' has no input {}", lm(c.to), decl(c.to), c.to_port));
+                ok = false;
+            }
+            if ok && !conns.iter().any(|x| (x.0, x.1, x.2, x.3) == (c.from, c.from_port, c.to, c.to_port)) {
+                conns.push((c.from, c.from_port, c.to, c.to_port, c.landmark.to_string()));
+            }
+        }
+
+        // 3. push/pull
+        let mut pin: Vec<Vec<Proc>> = (0..n).map(|i| {
+            let code = specs[i].processing.split_once('/').map(|x| x.0).unwrap_or("a");
+            (0..nin[i]).map(|p| proc_at(code, p)).collect()
+        }).collect();
+        let mut pout: Vec<Vec<Proc>> = (0..n).map(|i| {
+            let code = specs[i].processing.split_once('/').map(|x| x.1).unwrap_or("a");
+            (0..nout[i]).map(|p| proc_at(code, p)).collect()
+        }).collect();
+        // Agnostic ports of one element move together.
+        let mut elem_mode: Vec<Proc> = vec![Proc::Agnostic; n];
+        let mut bad = vec![false; conns.len()];
+        loop {
+            let mut changed = false;
+            for (ci, c) in conns.iter().enumerate() {
+                if bad[ci] {
+                    continue;
+                }
+                let (f, fp, t, tp) = (c.0, c.1, c.2, c.3);
+                let mut pf = pout[f][fp];
+                if pf == Proc::Agnostic {
+                    pf = elem_mode[f];
+                }
+                let mut pt = pin[t][tp];
+                if pt == Proc::Agnostic {
+                    pt = elem_mode[t];
+                }
+                match (pf, pt) {
+                    (Proc::Agnostic, Proc::Agnostic) => {}
+                    (Proc::Agnostic, m) => {
+                        elem_mode[f] = m;
+                        changed = true;
+                    }
+                    (m, Proc::Agnostic) => {
+                        elem_mode[t] = m;
+                        changed = true;
+                    }
+                    (a, b) if a != b => {
+                        let from_agn = pout[f][fp] == Proc::Agnostic;
+                        let to_agn = pin[t][tp] == Proc::Agnostic;
+                        let kind = |p: Proc| if p == Proc::Push { "push" } else { "pull" };
+                        if from_agn || to_agn {
+                            // an agnostic element got both kinds
+                            let (e, inp, outp, ip, op) = if from_agn {
+                                (f, b, a, 0usize, fp)
+                            } else {
+                                (t, b, a, tp, 0usize)
+                            };
+                            let _ = (inp, outp);
+                            errors.push(format!(
+                                "{}: agnostic '{}' in mixed context: {} input {}, {} output {}",
+                                lm(e), decl(e), kind(if from_agn { elem_mode[f] } else { b }), ip,
+                                kind(if from_agn { a } else { elem_mode[t] }), op
+                            ));
+                        } else {
+                            errors.push(format!(
+                                "{}: '{}' {} output {} connected to '{}' {} input {}",
+                                c.4, decl(f), kind(a), fp, decl(t), kind(b), tp
+                            ));
+                        }
+                        bad[ci] = true;
+                    }
+                    _ => {}
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        for i in 0..n {
+            let m = if elem_mode[i] == Proc::Agnostic { Proc::Push } else { elem_mode[i] };
+            for p in pin[i].iter_mut() {
+                if *p == Proc::Agnostic {
+                    *p = m;
+                }
+            }
+            for p in pout[i].iter_mut() {
+                if *p == Proc::Agnostic {
+                    *p = m;
+                }
+            }
+        }
+
+        // 4. completeness
+        let mut out_target: Vec<Vec<Option<Target>>> = (0..n).map(|i| vec![None; nout[i]]).collect();
+        let mut in_source: Vec<Vec<Option<Target>>> = (0..n).map(|i| vec![None; nin[i]]).collect();
+        let mut used_o: Vec<Vec<bool>> = (0..n).map(|i| vec![false; nout[i]]).collect();
+        let mut used_i: Vec<Vec<bool>> = (0..n).map(|i| vec![false; nin[i]]).collect();
+        let mut final_conns = Vec::new();
+        for (ci, c) in conns.iter().enumerate() {
+            if bad[ci] {
+                continue;
+            }
+            let (f, fp, t, tp) = (c.0, c.1, c.2, c.3);
+            if used_o[f][fp] && pout[f][fp] == Proc::Push {
+                errors.push(format!("{}: illegal reuse of '{}' push output {}", lm(f), decl(f), fp));
+                continue;
+            }
+            if used_i[t][tp] && pin[t][tp] == Proc::Pull {
+                errors.push(format!("{}: illegal reuse of '{}' pull input {}", lm(t), decl(t), tp));
+                continue;
+            }
+            used_o[f][fp] = true;
+            used_i[t][tp] = true;
+            if pout[f][fp] == Proc::Push {
+                out_target[f][fp] = Some(Target { elem: t as u32, port: tp as u32 });
+            } else {
+                in_source[t][tp] = Some(Target { elem: f as u32, port: fp as u32 });
+            }
+            final_conns.push((f, fp, t, tp));
+        }
+        for i in 0..n {
+            for (p, u) in used_i[i].iter().enumerate() {
+                if !u {
+                    errors.push(format!("{}: '{}' input {} unused", lm(i), decl(i), p));
+                }
+            }
+        }
+        for i in 0..n {
+            for (p, u) in used_o[i].iter().enumerate() {
+                if !u {
+                    errors.push(format!("{}: '{}' output {} unused", lm(i), decl(i), p));
+                }
+            }
+        }
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+
+        // 5. configure
+        let mut elems: Vec<Box<dyn Element>> = Vec::with_capacity(n);
+        for i in 0..n {
+            let mut e = (specs[i].make)();
+            let cx = ConfigureCtx { name: &flat.elements[i].name, ninputs: nin[i], noutputs: nout[i] };
+            if let Err(msg) = e.configure(&flat.elements[i].config, &cx) {
+                push_context_error(&mut errors, &lm(i), "While configuring", &decl(i), &msg);
+            }
+            elems.push(e);
+        }
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        let order_sensitive = specs.iter().filter(|s| s.order_sensitive).count();
+        let slots: Vec<Slot> = elems
+            .into_iter()
+            .enumerate()
+            .map(|(i, e)| Slot {
+                elem: UnsafeCell::new(e),
+                busy: Cell::new(false),
+                spec: specs[i],
+                name: flat.elements[i].name.clone(),
+                landmark: lm(i),
+                config: RefCell::new(flat.elements[i].config.clone()),
+                out_target: core::mem::take(&mut out_target[i]),
+                in_source: core::mem::take(&mut in_source[i]),
+                in_push: pin[i].iter().map(|p| *p == Proc::Push).collect(),
+                out_push: pout[i].iter().map(|p| *p == Proc::Push).collect(),
+                task_scheduled: Cell::new(false),
+            })
+            .collect();
+        let names = slots.iter().enumerate().map(|(i, s)| (s.name.clone(), i)).collect();
+        let core = Core {
+            slots,
+            names,
+            connections: final_conns,
+            requirements: flat.requirements.clone(),
+            flat_config: click_lang::unparse(flat),
+            pool: Pool::new(opts.pool_size),
+            clock,
+            console,
+            run_queue: RefCell::new(VecDeque::new()),
+            timers: RefCell::new(BinaryHeap::new()),
+            timer_live: RefCell::new(BTreeMap::new()),
+            timer_seq: Cell::new(0),
+            signals: RefCell::new(Vec::new()),
+            deferred: RefCell::new(VecDeque::new()),
+            depth: Cell::new(0),
+            runcount: Cell::new(1),
+            stopped: Cell::new(false),
+            driver_manager: Cell::new(None),
+            max_batch: if order_sensitive >= 2 { 1 } else { opts.max_batch.max(1) },
+        };
+        let router = Router { core };
+
+        // 6. initialize
+        for i in 0..n {
+            let r = router.core.with_elem(i, |e, cx| e.initialize(cx));
+            match r {
+                Some(Ok(())) => {}
+                Some(Err(msg)) => {
+                    let s = &router.core.slots[i];
+                    push_context_error(&mut errors, &s.landmark, "While initializing", &s.declaration(), &msg);
+                    break;
+                }
+                None => {}
+            }
+        }
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        Ok(router)
+    }
+
+    /// The core, for hosts that need to drive elements directly.
+    pub fn core(&self) -> &Core {
+        &self.core
+    }
+
+    /// Runs due timers, then every scheduled task once.
+    pub fn run_pass(&self) -> RunState {
+        let c = &self.core;
+        if c.stopped.get() {
+            return RunState::Stopped;
+        }
+        c.run_timers();
+        let n = c.run_queue.borrow().len();
+        for _ in 0..n {
+            let Some(i) = c.run_queue.borrow_mut().pop_front() else { break };
+            let s = &c.slots[i];
+            s.task_scheduled.set(false);
+            let keep = c.with_elem(i, |e, cx| e.run_task(cx)).unwrap_or(true);
+            if keep && !s.task_scheduled.get() {
+                s.task_scheduled.set(true);
+                c.run_queue.borrow_mut().push_back(i);
+            }
+            if c.stopped.get() {
+                break;
+            }
+        }
+        c.state()
+    }
+
+    /// Runs until the router stops or goes idle with no timers left.
+    /// `advance` is called when only timers remain, with the next expiry;
+    /// it should wait (or move a virtual clock) until then.
+    pub fn run_until_idle(&self, advance: &mut dyn FnMut(Timestamp)) -> RunState {
+        loop {
+            match self.run_pass() {
+                RunState::Busy => {}
+                RunState::Idle(Some(t)) => advance(t),
+                other => return other,
+            }
+        }
+    }
+
+    /// Asks the router to stop (the `stop` handler).
+    pub fn stop(&self) {
+        self.core.stopped.set(true);
+    }
+
+    pub fn is_stopped(&self) -> bool {
+        self.core.stopped.get()
+    }
+
+    /// Calls every element's `cleanup` (flush files and the like).
+    pub fn cleanup(&self) {
+        for i in 0..self.core.slots.len() {
+            self.core.with_elem(i, |e, cx| e.cleanup(cx));
+        }
+    }
+
+    /// Reads `element.handler` or a global handler.
+    pub fn read_handler(&self, path: &str) -> Result<String, HandlerError> {
+        self.core.read_handler(path)
+    }
+
+    /// Writes `element.handler` or a global handler.
+    pub fn write_handler(&self, path: &str, value: &str) -> Result<(), HandlerError> {
+        self.core.write_handler(path, value)
+    }
+
+    /// Pushes a packet into `element`'s input `port` from outside the graph
+    /// (used by hosts for device input and by tests).
+    pub fn inject(&self, element: &str, port: usize, p: Packet) -> Result<(), HandlerError> {
+        let i = *self.core.names.get(element).ok_or_else(|| HandlerError::NoSuchElement(element.into()))?;
+        self.core.push_to(i, port, p);
+        self.core.drain_deferred();
+        Ok(())
+    }
+
+    /// The element object named `name`, for downcasting in tests.
+    pub fn with_element<R>(&self, name: &str, f: impl FnOnce(&dyn Element) -> R) -> Option<R> {
+        let i = *self.core.names.get(name)?;
+        let s = &self.core.slots[i];
+        if s.busy.get() {
+            return None;
+        }
+        // SAFETY: the slot is not busy, so no `&mut` to this element exists;
+        // we hand out a shared reference for the duration of `f` only, and
+        // `f` cannot reach the router to start a mutable borrow.
+        let e: &dyn Element = unsafe { &**s.elem.get() };
+        Some(f(e))
+    }
+
+    pub fn pool(&self) -> &Pool {
+        &self.core.pool
+    }
+
+    pub fn element_names(&self) -> impl Iterator<Item = &str> {
+        self.core.slots.iter().map(|s| s.name.as_str())
+    }
+}
+
+fn push_context_error(errors: &mut Vec<String>, landmark: &str, what: &str, decl: &str, msg: &str) {
+    errors.push(format!("{}: {} '{}':", landmark, what, decl));
+    for line in msg.lines() {
+        errors.push(format!("{}:   {}", landmark, line));
+    }
+}
+
+impl Core {
+    /// Runs `f` with a mutable borrow of element `i`, unless it is busy.
+    #[inline]
+    fn with_elem<R>(&self, i: usize, f: impl FnOnce(&mut dyn Element, &Ctx) -> R) -> Option<R> {
+        let s = &self.slots[i];
+        if s.busy.replace(true) {
+            return None;
+        }
+        // SAFETY: the busy flag was clear and is now set, so this is the
+        // only live reference to the element until we clear it below.
+        let e: &mut dyn Element = unsafe { &mut **s.elem.get() };
+        let r = f(e, &Ctx { core: self, me: i });
+        s.busy.set(false);
+        Some(r)
+    }
+
+    #[inline]
+    fn push_to(&self, i: usize, port: usize, p: Packet) {
+        let s = &self.slots[i];
+        if s.busy.replace(true) {
+            self.deferred.borrow_mut().push_back((i, port, p));
+            return;
+        }
+        // SAFETY: as in `with_elem`: the busy flag makes this borrow unique.
+        let e: &mut dyn Element = unsafe { &mut **s.elem.get() };
+        e.push(port, p, &Ctx { core: self, me: i });
+        s.busy.set(false);
+    }
+
+    #[inline]
+    fn push_batch_to(&self, i: usize, port: usize, b: Batch) {
+        let s = &self.slots[i];
+        if s.busy.replace(true) {
+            let mut d = self.deferred.borrow_mut();
+            for p in b {
+                d.push_back((i, port, p));
+            }
+            return;
+        }
+        // SAFETY: as in `with_elem`: the busy flag makes this borrow unique.
+        let e: &mut dyn Element = unsafe { &mut **s.elem.get() };
+        e.push_batch(port, b, &Ctx { core: self, me: i });
+        s.busy.set(false);
+    }
+
+    fn drain_deferred(&self) {
+        loop {
+            let next = self.deferred.borrow_mut().pop_front();
+            match next {
+                Some((i, port, p)) => self.push_to(i, port, p),
+                None => break,
+            }
+        }
+    }
+
+    fn run_timers(&self) {
+        let now = self.clock.now();
+        loop {
+            let top = {
+                let mut t = self.timers.borrow_mut();
+                match t.peek() {
+                    Some(Reverse((when, _, _, _))) if *when <= now => t.pop(),
+                    _ => None,
+                }
+            };
+            let Some(Reverse((_, seq, elem, id))) = top else { break };
+            let live = self.timer_live.borrow().get(&(elem, id)).copied();
+            if live != Some(seq) {
+                continue;
+            }
+            self.timer_live.borrow_mut().remove(&(elem, id));
+            self.with_elem(elem, |e, cx| e.run_timer(id, cx));
+            self.drain_deferred();
+            if self.stopped.get() {
+                break;
+            }
+        }
+    }
+
+    fn next_timer(&self) -> Option<Timestamp> {
+        let mut t = self.timers.borrow_mut();
+        let live = self.timer_live.borrow();
+        while let Some(Reverse((when, seq, elem, id))) = t.peek().copied() {
+            if live.get(&(elem, id)) == Some(&seq) {
+                return Some(when);
+            }
+            t.pop();
+        }
+        None
+    }
+
+    fn state(&self) -> RunState {
+        if self.stopped.get() {
+            RunState::Stopped
+        } else if !self.run_queue.borrow().is_empty() {
+            RunState::Busy
+        } else {
+            RunState::Idle(self.next_timer())
+        }
+    }
+
+    fn find_handler_target(&self, path: &str) -> Result<(Option<usize>, String), HandlerError> {
+        match path.rfind('.') {
+            Some(dot) => {
+                let (ename, h) = (&path[..dot], &path[dot + 1..]);
+                let i = *self.names.get(ename).ok_or_else(|| HandlerError::NoSuchElement(ename.into()))?;
+                Ok((Some(i), h.to_string()))
+            }
+            None => Ok((None, path.to_string())),
+        }
+    }
+
+    /// Handler names of element `i` with their modes, in Click's order.
+    pub fn element_handlers(&self, i: usize) -> Vec<(String, HandlerMode)> {
+        let s = &self.slots[i];
+        let mut v = vec![
+            ("name".to_string(), HandlerMode::Read),
+            ("class".to_string(), HandlerMode::Read),
+            (
+                "config".to_string(),
+                if s.spec.live_reconfigure { HandlerMode::ReadWrite } else { HandlerMode::Read },
+            ),
+            ("ports".to_string(), HandlerMode::Read),
+            ("handlers".to_string(), HandlerMode::Read),
+        ];
+        for h in s.spec.handlers {
+            v.push((h.name.to_string(), h.mode));
+        }
+        v
+    }
+
+    fn ports_string(&self, i: usize) -> String {
+        let s = &self.slots[i];
+        let mut out = String::new();
+        let plural = |n: usize, w: &str| if n == 1 { format!("{} {}", n, w) } else { format!("{} {}s", n, w) };
+        let _ = writeln!(out, "{}", plural(s.in_push.len(), "input"));
+        for p in 0..s.in_push.len() {
+            let mut peers: Vec<String> = Vec::new();
+            for &(f, fp, t, tp) in &self.connections {
+                if t == i && tp == p {
+                    peers.push(format!("{} [{}]", self.slots[f].name, fp));
+                }
+            }
+            let _ = writeln!(out, "{}\t{}", if s.in_push[p] { "push" } else { "pull" }, peers.join(", "));
+        }
+        let _ = writeln!(out, "{}", plural(s.out_push.len(), "output"));
+        for p in 0..s.out_push.len() {
+            let mut peers: Vec<String> = Vec::new();
+            for &(f, fp, t, tp) in &self.connections {
+                if f == i && fp == p {
+                    peers.push(format!("[{}] {}", tp, self.slots[t].name));
+                }
+            }
+            let _ = writeln!(out, "{}\t{}", if s.out_push[p] { "push" } else { "pull" }, peers.join(", "));
+        }
+        out
+    }
+
+    pub fn read_handler(&self, path: &str) -> Result<String, HandlerError> {
+        let (elem, h) = self.find_handler_target(path)?;
+        let Some(i) = elem else { return self.read_global(&h) };
+        let s = &self.slots[i];
+        match h.as_str() {
+            "name" => return Ok(s.name.clone()),
+            "class" => return Ok(s.spec.name.to_string()),
+            "config" => {
+                let cur = self.with_elem(i, |e, _| e.current_config()).flatten();
+                return Ok(cur.unwrap_or_else(|| s.config.borrow().clone()));
+            }
+            "ports" => return Ok(self.ports_string(i)),
+            "handlers" => {
+                let mut out = String::new();
+                for (n, m) in self.element_handlers(i) {
+                    let _ = writeln!(out, "{}\t{}", n, m.flags());
+                }
+                return Ok(out);
+            }
+            _ => {}
+        }
+        let doc = s.spec.handlers.iter().find(|d| d.name == h);
+        if let Some(d) = doc {
+            if !d.mode.readable() {
+                return Err(HandlerError::PermissionDenied(path.into()));
+            }
+        }
+        match self.with_elem(i, |e, cx| e.read_handler(&h, cx)) {
+            None => Err(HandlerError::Busy(path.into())),
+            Some(None) => Err(HandlerError::NoSuchHandler(path.into())),
+            Some(Some(r)) => r.map_err(HandlerError::Failed),
+        }
+    }
+
+    pub fn write_handler(&self, path: &str, value: &str) -> Result<(), HandlerError> {
+        let (elem, h) = self.find_handler_target(path)?;
+        let Some(i) = elem else { return self.write_global(&h, value) };
+        let s = &self.slots[i];
+        match h.as_str() {
+            "config" if s.spec.live_reconfigure => {
+                let cx = ConfigureCtx { name: &s.name, ninputs: s.in_push.len(), noutputs: s.out_push.len() };
+                let r = self.with_elem(i, |e, _| e.configure(value, &cx)).ok_or(HandlerError::Busy(path.into()))?;
+                r.map_err(HandlerError::Failed)?;
+                *s.config.borrow_mut() = value.to_string();
+                return Ok(());
+            }
+            "name" | "class" | "config" | "ports" | "handlers" => {
+                return Err(HandlerError::PermissionDenied(path.into()))
+            }
+            _ => {}
+        }
+        if let Some(d) = s.spec.handlers.iter().find(|d| d.name == h) {
+            if !d.mode.writable() {
+                return Err(HandlerError::PermissionDenied(path.into()));
+            }
+        }
+        let r = match self.with_elem(i, |e, cx| e.write_handler(&h, value, cx)) {
+            None => Err(HandlerError::Busy(path.into())),
+            Some(None) => Err(HandlerError::NoSuchHandler(path.into())),
+            Some(Some(r)) => r.map_err(HandlerError::Failed),
+        };
+        self.drain_deferred();
+        r
+    }
+
+    fn read_global(&self, h: &str) -> Result<String, HandlerError> {
+        match h {
+            "version" => Ok(VERSION.to_string()),
+            "driver" => Ok("userlevel".to_string()),
+            "config" | "flatconfig" => Ok(self.flat_config.clone()),
+            "list" => {
+                let mut s = format!("{}\n", self.slots.len());
+                for sl in &self.slots {
+                    s.push_str(&sl.name);
+                    s.push('\n');
+                }
+                Ok(s)
+            }
+            "requirements" => Ok(self.requirements.iter().map(|r| format!("{}\n", r)).collect()),
+            "classes" => {
+                let mut v: Vec<&str> = self.slots.iter().map(|s| s.spec.name).collect();
+                v.sort_unstable();
+                v.dedup();
+                Ok(v.iter().map(|c| format!("{}\n", c)).collect())
+            }
+            "handlers" => Ok(
+                "version\tr\ndriver\tr\nconfig\tr\nflatconfig\tr\nlist\tr\nrequirements\tr\nclasses\tr\nhandlers\tr\nstop\tw\n"
+                    .to_string(),
+            ),
+            "stop" => Err(HandlerError::PermissionDenied(h.into())),
+            _ => Err(HandlerError::NoSuchHandler(h.into())),
+        }
+    }
+
+    fn write_global(&self, h: &str, _value: &str) -> Result<(), HandlerError> {
+        match h {
+            "stop" => {
+                self.stopped.set(true);
+                Ok(())
+            }
+            "version" | "driver" | "config" | "flatconfig" | "list" | "requirements" | "classes" | "handlers" => {
+                Err(HandlerError::PermissionDenied(h.into()))
+            }
+            _ => Err(HandlerError::NoSuchHandler(h.into())),
+        }
+    }
+
+    fn schedule(&self, i: usize) {
+        let s = &self.slots[i];
+        if !s.task_scheduled.replace(true) {
+            self.run_queue.borrow_mut().push_back(i);
+        }
+    }
+}
+
+impl<'a> Ctx<'a> {
+    /// This element's index.
+    #[inline]
+    pub fn index(&self) -> usize {
+        self.me
+    }
+    /// This element's name.
+    pub fn name(&self) -> &'a str {
+        &self.core.slots[self.me].name
+    }
+    /// `name :: Class`, as Click names elements in messages.
+    pub fn declaration(&self) -> String {
+        self.core.slots[self.me].declaration()
+    }
+    #[inline]
+    pub fn ninputs(&self) -> usize {
+        self.core.slots[self.me].in_push.len()
+    }
+    #[inline]
+    pub fn noutputs(&self) -> usize {
+        self.core.slots[self.me].out_push.len()
+    }
+    #[inline]
+    pub fn output_is_push(&self, port: usize) -> bool {
+        self.core.slots[self.me].out_push.get(port).copied().unwrap_or(false)
+    }
+    #[inline]
+    pub fn input_is_pull(&self, port: usize) -> bool {
+        !self.core.slots[self.me].in_push.get(port).copied().unwrap_or(true)
+    }
+
+    /// Pushes `p` out of output `port`. Unconnected outputs drop it.
+    #[inline]
+    pub fn push(&self, port: usize, p: Packet) {
+        if let Some(Some(t)) = self.core.slots[self.me].out_target.get(port) {
+            self.core.push_to(t.elem as usize, t.port as usize, p);
+        }
+    }
+
+    /// Pushes a batch out of output `port`.
+    #[inline]
+    pub fn push_batch(&self, port: usize, b: Batch) {
+        if b.is_empty() {
+            return;
+        }
+        if let Some(Some(t)) = self.core.slots[self.me].out_target.get(port) {
+            self.core.push_batch_to(t.elem as usize, t.port as usize, b);
+        }
+    }
+
+    /// Pulls a packet from input `port`.
+    #[inline]
+    pub fn pull(&self, port: usize) -> Option<Packet> {
+        let t = (*self.core.slots[self.me].in_source.get(port)?)?;
+        self.core.with_elem(t.elem as usize, |e, cx| e.pull(t.port as usize, cx)).flatten()
+    }
+
+    /// The largest batch this router wants sources to emit.
+    #[inline]
+    pub fn max_batch(&self) -> usize {
+        self.core.max_batch
+    }
+
+    #[inline]
+    pub fn now(&self) -> Timestamp {
+        self.core.clock.now()
+    }
+
+    #[inline]
+    pub fn pool(&self) -> &'a Pool {
+        &self.core.pool
+    }
+
+    /// Schedules this element's task.
+    pub fn schedule_task(&self) {
+        self.core.schedule(self.me);
+    }
+    /// Whether this element's task is scheduled.
+    pub fn task_scheduled(&self) -> bool {
+        self.core.slots[self.me].task_scheduled.get()
+    }
+    /// Removes this element's task from the run queue.
+    pub fn unschedule_task(&self) {
+        let s = &self.core.slots[self.me];
+        if s.task_scheduled.replace(false) {
+            self.core.run_queue.borrow_mut().retain(|&x| x != self.me);
+        }
+    }
+
+    /// Schedules timer `id` of this element at `when` (replacing any
+    /// earlier schedule of the same timer).
+    pub fn schedule_timer_at(&self, id: u32, when: Timestamp) {
+        let seq = self.core.timer_seq.get() + 1;
+        self.core.timer_seq.set(seq);
+        self.core.timer_live.borrow_mut().insert((self.me, id), seq);
+        self.core.timers.borrow_mut().push(Reverse((when, seq, self.me, id)));
+    }
+    /// Schedules timer `id` `ns` nanoseconds from now.
+    pub fn schedule_timer_after(&self, id: u32, ns: i64) {
+        self.schedule_timer_at(id, self.now().add_nsec(ns));
+    }
+    pub fn unschedule_timer(&self, id: u32) {
+        self.core.timer_live.borrow_mut().remove(&(self.me, id));
+    }
+    pub fn timer_scheduled(&self, id: u32) -> bool {
+        self.core.timer_live.borrow().contains_key(&(self.me, id))
+    }
+
+    /// Creates a notifier signal owned by this element.
+    pub fn new_signal(&self, active: bool) -> SignalId {
+        let mut s = self.core.signals.borrow_mut();
+        s.push(SignalState { active, listeners: Vec::new() });
+        SignalId((s.len() - 1) as u32)
+    }
+    /// Sets a signal; activating it wakes the tasks listening to it.
+    pub fn set_signal(&self, id: SignalId, active: bool) {
+        let wake: Vec<usize> = {
+            let mut sigs = self.core.signals.borrow_mut();
+            let Some(s) = sigs.get_mut(id.0 as usize) else { return };
+            let was = s.active;
+            s.active = active;
+            if active && !was {
+                s.listeners.clone()
+            } else {
+                Vec::new()
+            }
+        };
+        for i in wake {
+            self.core.schedule(i);
+        }
+    }
+    pub fn signal_active(&self, sig: &UpstreamSignal) -> bool {
+        match sig {
+            UpstreamSignal::AlwaysActive => true,
+            UpstreamSignal::Signals(v) => {
+                let sigs = self.core.signals.borrow();
+                v.iter().any(|id| sigs.get(id.0 as usize).map(|s| s.active).unwrap_or(true))
+            }
+        }
+    }
+    /// Finds the notifiers upstream of pull input `port` and registers this
+    /// element's task to be woken when any of them becomes active.
+    pub fn upstream_signal(&self, port: usize) -> UpstreamSignal {
+        let mut found = Vec::new();
+        let mut seen = vec![false; self.core.slots.len()];
+        let mut always = false;
+        let mut stack: Vec<usize> = Vec::new();
+        if let Some(Some(t)) = self.core.slots[self.me].in_source.get(port) {
+            stack.push(t.elem as usize);
+        } else {
+            return UpstreamSignal::AlwaysActive;
+        }
+        while let Some(u) = stack.pop() {
+            if seen[u] {
+                continue;
+            }
+            seen[u] = true;
+            let sig = self.core.with_elem(u, |e, _| e.empty_signal()).flatten();
+            if let Some(id) = sig {
+                found.push(id);
+                continue;
+            }
+            let s = &self.core.slots[u];
+            if s.in_source.is_empty() || s.in_push.iter().any(|p| *p) {
+                // a pull source, or a push-to-pull boundary without a notifier
+                always = true;
+                continue;
+            }
+            for t in s.in_source.iter().flatten() {
+                stack.push(t.elem as usize);
+            }
+        }
+        if always || found.is_empty() {
+            return UpstreamSignal::AlwaysActive;
+        }
+        let mut sigs = self.core.signals.borrow_mut();
+        for id in &found {
+            if let Some(s) = sigs.get_mut(id.0 as usize) {
+                if !s.listeners.contains(&self.me) {
+                    s.listeners.push(self.me);
+                }
+            }
+        }
+        UpstreamSignal::Signals(found)
+    }
+
+    /// Click's `please_stop_driver`: one stop request. With a driver
+    /// manager present it decides; otherwise the router stops.
+    pub fn please_stop_driver(&self) {
+        let rc = self.core.runcount.get() - 1;
+        self.core.runcount.set(rc);
+        if rc <= 0 {
+            match self.core.driver_manager.get() {
+                Some(dm) => self.core.schedule(dm),
+                None => self.core.stopped.set(true),
+            }
+        }
+    }
+    /// The router's run count (stop requests lower it).
+    pub fn runcount(&self) -> i32 {
+        self.core.runcount.get()
+    }
+    pub fn adjust_runcount(&self, delta: i32) {
+        self.core.runcount.set(self.core.runcount.get().saturating_add(delta));
+    }
+    /// Makes this element the one that manages stop requests.
+    pub fn become_driver_manager(&self) {
+        self.core.driver_manager.set(Some(self.me));
+    }
+    /// Stops the router now.
+    pub fn stop_router(&self) {
+        self.core.stopped.set(true);
+    }
+
+    /// Reads a handler anywhere in the router (for Script and friends).
+    pub fn call_read(&self, path: &str) -> Result<String, HandlerError> {
+        self.core.read_handler(&self.resolve(path))
+    }
+    /// Writes a handler anywhere in the router.
+    pub fn call_write(&self, path: &str, value: &str) -> Result<(), HandlerError> {
+        self.core.write_handler(&self.resolve(path), value)
+    }
+    /// Resolves an element-relative handler name the way Click does inside
+    /// compounds: `x.h` from `c/script` tries `c/x.h`, then `x.h`.
+    fn resolve(&self, path: &str) -> String {
+        let Some(dot) = path.rfind('.') else { return path.to_string() };
+        let ename = &path[..dot];
+        let mut prefix = self.name();
+        while let Some(slash) = prefix.rfind('/') {
+            prefix = &prefix[..slash];
+            let cand = format!("{}/{}", prefix, ename);
+            if self.core.names.contains_key(&cand) {
+                return format!("{}{}", cand, &path[dot..]);
+            }
+        }
+        path.to_string()
+    }
+    /// Whether an element with this (resolved) name exists.
+    pub fn element_exists(&self, name: &str) -> bool {
+        let r = self.resolve(&format!("{}.x", name));
+        self.core.names.contains_key(&r[..r.len() - 2])
+    }
+
+    /// A line for standard error.
+    pub fn error_line(&self, line: &str) {
+        self.core.console.error_line(line);
+    }
+    /// Text for standard output.
+    pub fn stdout(&self, text: &str) {
+        self.core.console.stdout(text);
+    }
+}
