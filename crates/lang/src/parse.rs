@@ -1,0 +1,1595 @@
+//! Parser for the Click configuration language and compound-element
+//! flattener (after Click's `lib/lexer.cc`).
+
+use alloc::collections::{BTreeMap, BTreeSet};
+use alloc::format;
+use alloc::rc::Rc;
+use alloc::string::{String, ToString};
+use alloc::vec;
+use alloc::vec::Vec;
+use core::fmt;
+
+use crate::args::{shift_word, split_args, split_words};
+use crate::lexer::{Kind, Lexer, Token};
+
+/// Where something was written: file, line and column (1-based).
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Landmark {
+    pub file: String,
+    pub line: u32,
+    pub col: u32,
+}
+
+impl fmt::Display for Landmark {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.file, self.line)
+    }
+}
+
+/// One element of the flattened router.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FlatElement {
+    pub name: String,
+    pub class: String,
+    pub config: String,
+    pub landmark: Landmark,
+}
+
+/// One connection of the flattened router (indexes into `elements`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FlatConnection {
+    pub from: usize,
+    pub from_port: usize,
+    pub to: usize,
+    pub to_port: usize,
+    pub landmark: Landmark,
+}
+
+/// A flattened router configuration: no compounds, no variables.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct FlatConfig {
+    pub elements: Vec<FlatElement>,
+    pub connections: Vec<FlatConnection>,
+    pub requirements: Vec<String>,
+}
+
+impl FlatConfig {
+    /// Index of the element called `name`.
+    pub fn element_index(&self, name: &str) -> Option<usize> {
+        self.elements.iter().position(|e| e.name == name)
+    }
+}
+
+/// A configuration error; displays as `file:line: message`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParseError {
+    pub landmark: Landmark,
+    pub message: String,
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.landmark, self.message)
+    }
+}
+
+/// Extra knobs for [`parse_config_with`].
+#[derive(Default)]
+pub struct ParseOptions<'a> {
+    /// Tells whether a name is a known (primitive) element class.  Click's
+    /// lexer knows every class, so a bare word that is neither a declared
+    /// element nor a class is the error "undeclared element".  Without this
+    /// predicate, a bare undeclared word is taken to be a class when it
+    /// starts with an uppercase ASCII letter (Click's naming convention) and
+    /// is reported as an undeclared element otherwise.
+    pub is_class: Option<&'a dyn Fn(&str) -> bool>,
+}
+
+const MAX_NESTING: usize = 64;
+const MAX_EXPANSION_DEPTH: usize = 64;
+const MAX_ELEMENTS: usize = 200_000;
+const MAX_CONNECTIONS: usize = 1_000_000;
+
+#[derive(Clone, Debug)]
+enum ClassRef {
+    Prim(String),
+    Comp(Rc<Compound>),
+    Tunnel,
+}
+
+#[derive(Debug)]
+struct Compound {
+    name: String,
+    landmark: Landmark,
+    depth: usize,
+    /// Formals (name, keyword-or-empty) followed by local defines (name, value).
+    scope: Vec<(String, String)>,
+    nformals: usize,
+    body: Body,
+    ninputs: usize,
+    noutputs: usize,
+    /// Next overload (`||`) or extended class (`...`).
+    overload: Option<ClassRef>,
+}
+
+impl Compound {
+    fn printable_name(&self) -> &str {
+        if self.name.is_empty() {
+            "<anonymous>"
+        } else {
+            &self.name
+        }
+    }
+
+    fn signature(&self) -> String {
+        let mut s = String::from(self.printable_name());
+        if self.nformals > 0 {
+            s.push('(');
+            for (i, (_, ty)) in self.scope[..self.nformals].iter().enumerate() {
+                if i > 0 {
+                    s.push_str(", ");
+                }
+                s.push_str(match ty.as_str() {
+                    "" => "<arg>",
+                    "__REST__" => "...",
+                    t => t,
+                });
+            }
+            s.push(')');
+        }
+        s.push_str(&ports_sig(None, self.ninputs, self.noutputs));
+        s
+    }
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{} {}", n, if n == 1 { one } else { many })
+}
+
+fn ports_sig(nargs: Option<usize>, ni: usize, no: usize) -> String {
+    let mut s = String::from("[");
+    if let Some(n) = nargs {
+        if n > 0 {
+            s.push_str(&plural(n, "argument", "arguments"));
+            s.push_str(", ");
+        }
+    }
+    s.push_str(&plural(ni, "input", "inputs"));
+    s.push_str(", ");
+    s.push_str(&plural(no, "output", "outputs"));
+    s.push(']');
+    s
+}
+
+#[derive(Clone, Debug)]
+struct BElem {
+    name: String,
+    class: ClassRef,
+    config: String,
+    landmark: Landmark,
+}
+
+#[derive(Clone, Debug)]
+struct BConn {
+    from: usize,
+    from_port: usize,
+    to: usize,
+    to_port: usize,
+    landmark: Landmark,
+}
+
+#[derive(Debug, Default)]
+struct Body {
+    elements: Vec<BElem>,
+    map: BTreeMap<String, usize>,
+    conns: Vec<BConn>,
+    anon_offset: usize,
+}
+
+impl Body {
+    fn deanonymize(&mut self) {
+        for i in 0..self.elements.len() {
+            let n = &self.elements[i].name;
+            if !n.starts_with(';') {
+                continue;
+            }
+            let mut name = n[1..].to_string();
+            if self.map.contains_key(&name) {
+                let at = name.rfind('@').unwrap_or(0);
+                let prefix = name[..at + 1].to_string();
+                let digits: String = name[at + 1..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_digit())
+                    .collect();
+                let mut k: u64 = digits.parse().unwrap_or(0);
+                loop {
+                    k += 1;
+                    name = format!("{prefix}{k}");
+                    if !self.map.contains_key(&name) {
+                        break;
+                    }
+                }
+            }
+            self.map.insert(name.clone(), i);
+            self.elements[i].name = name;
+        }
+    }
+}
+
+fn lm_of(t: &Token) -> Landmark {
+    Landmark {
+        file: t.file.clone(),
+        line: t.line,
+        col: t.col,
+    }
+}
+
+struct Parser<'a, 'o> {
+    lex: Lexer<'a>,
+    unlexed: Vec<Token>,
+    errors: Vec<ParseError>,
+    types: BTreeMap<String, ClassRef>,
+    body: Body,
+    /// Scope of the current compound (or file): (name, value) and nformals.
+    scope: Vec<(String, String)>,
+    nformals: usize,
+    scope_order_error: bool,
+    depth: usize,
+    requirements: Vec<String>,
+    opts: &'o ParseOptions<'o>,
+}
+
+impl<'a, 'o> Parser<'a, 'o> {
+    fn lex(&mut self) -> Token {
+        if let Some(t) = self.unlexed.pop() {
+            return t;
+        }
+        let mut bad = false;
+        let t = self.lex.next(&mut bad);
+        if bad {
+            let lm = lm_of(&t);
+            self.err(lm, "unknown preprocessor directive");
+        }
+        t
+    }
+
+    fn unlex(&mut self, t: Token) {
+        self.unlexed.push(t);
+    }
+
+    fn peek(&mut self) -> Token {
+        let t = self.lex();
+        self.unlex(t.clone());
+        t
+    }
+
+    fn here(&self) -> Landmark {
+        Landmark {
+            file: self.lex.file.clone(),
+            line: self.lex.line,
+            col: 0,
+        }
+    }
+
+    fn err(&mut self, landmark: Landmark, msg: impl Into<String>) {
+        self.errors.push(ParseError {
+            landmark,
+            message: msg.into(),
+        });
+    }
+
+    fn err_here(&mut self, msg: impl Into<String>) {
+        let lm = self.here();
+        self.err(lm, msg);
+    }
+
+    fn expect(&mut self, c: char) -> bool {
+        let t = self.lex();
+        if t.is(c) {
+            true
+        } else {
+            let lm = lm_of(&t);
+            self.unlex(t);
+            self.err(lm, format!("expected '{c}'"));
+            false
+        }
+    }
+
+    fn lex_config(&mut self) -> String {
+        // The '(' was the most recently lexed token, so nothing should be
+        // pushed back here; be defensive anyway.
+        self.unlexed.clear();
+        self.lex.lex_config()
+    }
+
+    fn is_class_name(&self, name: &str) -> bool {
+        match self.opts.is_class {
+            Some(f) => f(name),
+            None => name
+                .as_bytes()
+                .first()
+                .is_some_and(|c| c.is_ascii_uppercase()),
+        }
+    }
+
+    // ---- elements
+
+    fn get_element(
+        &mut self,
+        name: String,
+        class: ClassRef,
+        config: String,
+        lm: Landmark,
+    ) -> usize {
+        if let Some(&i) = self.body.map.get(&name) {
+            return i;
+        }
+        // all-digit component check
+        if !name.starts_with(';')
+            && name
+                .split('/')
+                .any(|c| c.bytes().all(|b| b.is_ascii_digit()))
+        {
+            self.err(
+                lm.clone(),
+                format!("element name '{name}' has all-digit component"),
+            );
+        }
+        let i = self.body.elements.len();
+        self.body.map.insert(name.clone(), i);
+        self.body.elements.push(BElem {
+            name,
+            class,
+            config,
+            landmark: lm,
+        });
+        i
+    }
+
+    fn anon_element(
+        &mut self,
+        class_name: &str,
+        class: ClassRef,
+        config: String,
+        lm: Landmark,
+    ) -> usize {
+        let n = self.body.elements.len() - self.body.anon_offset + 1;
+        let name = format!(";{class_name}@{n}");
+        // anonymous names are unique placeholders until deanonymized
+        let i = self.body.elements.len();
+        self.body.elements.push(BElem {
+            name,
+            class,
+            config,
+            landmark: lm,
+        });
+        i
+    }
+
+    fn class_name_of(c: &ClassRef, fallback: &str) -> String {
+        match c {
+            ClassRef::Prim(n) => n.clone(),
+            ClassRef::Comp(c) => c.name.clone(),
+            ClassRef::Tunnel => fallback.to_string(),
+        }
+    }
+
+    fn yport(&mut self) -> Option<usize> {
+        let t = self.lex();
+        if !t.is('[') {
+            self.unlex(t);
+            return None;
+        }
+        let tw = self.lex();
+        if tw.kind == Kind::Ident {
+            let port = match crate::args::parse_u64(&tw.text) {
+                Ok(p) if p <= i32::MAX as u64 => p as usize,
+                _ => {
+                    self.err(lm_of(&tw), "syntax error: port number should be integer");
+                    0
+                }
+            };
+            self.expect(']');
+            Some(port)
+        } else if tw.is(']') {
+            self.err(lm_of(&tw), "syntax error: expected port number");
+            Some(0)
+        } else {
+            self.err(lm_of(&tw), "syntax error: expected port number");
+            self.unlex(tw);
+            None
+        }
+    }
+
+    fn yelement(&mut self, comma_ok: bool) -> Option<usize> {
+        let t = self.lex();
+        let lm = lm_of(&t);
+        let (name, mut etype) = match t.kind {
+            Kind::Ident => {
+                let ty = self.types.get(&t.text).cloned();
+                (t.text.clone(), ty)
+            }
+            Kind::Char('{') => {
+                let c = self.ycompound(String::new(), lm.clone());
+                (String::new(), Some(c))
+            }
+            _ => {
+                self.unlex(t);
+                return None;
+            }
+        };
+        let mut config = String::new();
+        let tp = self.lex();
+        if tp.is('(') {
+            if etype.is_none() {
+                if let Some(&i) = self.body.map.get(&name) {
+                    self.err(
+                        lm.clone(),
+                        "configuration string ignored on element reference",
+                    );
+                    let _ = self.lex_config();
+                    self.expect(')');
+                    return Some(i);
+                }
+                etype = Some(ClassRef::Prim(name.clone()));
+            }
+            config = self.lex_config();
+            self.expect(')');
+        } else {
+            self.unlex(tp);
+        }
+        if let Some(et) = etype {
+            let cname = Self::class_name_of(&et, &name);
+            return Some(self.anon_element(&cname, et, config, lm));
+        }
+        let next = self.peek();
+        if next.kind == Kind::TwoColon || (next.is(',') && comma_ok) {
+            self.ydeclaration(Some(t));
+        }
+        if let Some(&i) = self.body.map.get(&name) {
+            return Some(i);
+        }
+        if !self.is_class_name(&name) {
+            self.err(lm.clone(), format!("undeclared element '{name}'"));
+        }
+        Some(self.anon_element(&name, ClassRef::Prim(name.clone()), config, lm))
+    }
+
+    fn ydeclaration(&mut self, first: Option<Token>) {
+        let mut decls: Vec<Token> = Vec::new();
+        let mut pending_first = first;
+        loop {
+            if let Some(f) = pending_first.take() {
+                decls.push(f);
+            } else {
+                let t = self.lex();
+                if t.kind == Kind::Ident {
+                    decls.push(t);
+                } else {
+                    self.err(lm_of(&t), "syntax error: expected element name");
+                    self.unlex(t);
+                }
+            }
+            let sep = self.lex();
+            if sep.is(',') {
+                continue;
+            } else if sep.kind == Kind::TwoColon {
+                break;
+            } else {
+                self.err(lm_of(&sep), "syntax error: expected '::' or ','");
+                self.unlex(sep);
+                return;
+            }
+        }
+        let t = self.lex();
+        let etype = match t.kind {
+            Kind::Ident => self
+                .types
+                .get(&t.text)
+                .cloned()
+                .unwrap_or(ClassRef::Prim(t.text.clone())),
+            Kind::Char('{') => self.ycompound(String::new(), lm_of(&t)),
+            _ => {
+                self.err(lm_of(&t), "missing element type in declaration");
+                self.unlex(t);
+                return;
+            }
+        };
+        let mut config = String::new();
+        let tp = self.lex();
+        if tp.is('(') {
+            config = self.lex_config();
+            self.expect(')');
+        } else {
+            self.unlex(tp);
+        }
+        for d in decls {
+            let name = d.text.clone();
+            let lm = lm_of(&d);
+            if let Some(&old) = self.body.map.get(&name) {
+                self.err(lm, format!("redeclaration of element '{name}'"));
+                if !matches!(self.body.elements[old].class, ClassRef::Tunnel) {
+                    let olm = self.body.elements[old].landmark.clone();
+                    self.err(olm, format!("element '{name}' previously declared here"));
+                }
+            } else if self.types.contains_key(&name) {
+                self.err(lm, format!("class '{name}' used as element name"));
+            } else {
+                self.get_element(name, etype.clone(), config.clone(), lm);
+            }
+        }
+    }
+
+    fn yconnection(&mut self) {
+        let mut element1: Option<usize> = None;
+        let mut port1: Option<usize> = None;
+        loop {
+            let port2 = self.yport();
+            let Some(element2) = self.yelement(element1.is_none()) else {
+                if port1.is_some() {
+                    self.err_here("output ports ignored at end of chain");
+                }
+                if port2.is_some() && element1.is_none() {
+                    self.err_here("stranded port ignored");
+                }
+                return;
+            };
+            let lm = self.body.elements[element2].landmark.clone();
+            if let Some(e1) = element1 {
+                self.body.conns.push(BConn {
+                    from: e1,
+                    from_port: port1.unwrap_or(0),
+                    to: element2,
+                    to_port: port2.unwrap_or(0),
+                    landmark: lm,
+                });
+                if self.body.conns.len() > MAX_CONNECTIONS {
+                    self.err_here("too many connections");
+                    return;
+                }
+            } else if port2.is_some() {
+                self.err(lm, "input ports ignored at start of chain");
+            }
+            port1 = None;
+            loop {
+                let t = self.lex();
+                match t.kind {
+                    Kind::Char(',') | Kind::TwoColon => {
+                        self.err(lm_of(&t), format!("syntax error near '{}'", t.text));
+                        continue;
+                    }
+                    Kind::Arrow => break,
+                    Kind::Char('[') => {
+                        self.unlex(t);
+                        port1 = self.yport();
+                        continue;
+                    }
+                    Kind::Ident
+                    | Kind::Char('{')
+                    | Kind::Char('}')
+                    | Kind::TwoBar
+                    | Kind::ElementClass
+                    | Kind::Require
+                    | Kind::Define => {
+                        self.unlex(t);
+                        if port1.is_some() {
+                            self.err_here("output ports ignored at end of chain");
+                        }
+                        return;
+                    }
+                    Kind::Char(';') | Kind::Eof => {
+                        if port1.is_some() {
+                            self.err(lm_of(&t), "output ports ignored at end of chain");
+                        }
+                        return;
+                    }
+                    _ => {
+                        self.err(lm_of(&t), format!("syntax error near '{}'", t.text));
+                        if !matches!(t.kind, Kind::Char(_)) {
+                            self.unlex(t);
+                        }
+                        return;
+                    }
+                }
+            }
+            element1 = Some(element2);
+        }
+    }
+
+    // ---- compounds
+
+    fn define_var(&mut self, name: String, value: String, formal: bool, lm: Landmark) {
+        if self.scope.iter().any(|(n, _)| *n == name) {
+            self.err(lm, format!("parameter '${name}' multiply defined"));
+            return;
+        }
+        if formal {
+            if !value.is_empty() && self.scope.iter().any(|(_, v)| *v == value) {
+                self.err(
+                    lm.clone(),
+                    format!("repeated keyword parameter '{value}' in compound element"),
+                );
+            }
+            self.scope.push((name, value.clone()));
+            self.nformals = self.scope.len();
+            let n = self.nformals;
+            if !self.scope_order_error
+                && n > 1
+                && ((value.is_empty() && !self.scope[n - 2].1.is_empty())
+                    || self.scope[n - 2].1 == "__REST__")
+            {
+                self.err(
+                    lm,
+                    "compound element parameters out of order\n(The correct order is '[positional], [keywords], [__REST__]'.)",
+                );
+                self.scope_order_error = true;
+            }
+        } else {
+            self.scope.push((name, value));
+        }
+    }
+
+    fn ycompound_arguments(&mut self) {
+        loop {
+            let t1 = self.lex();
+            let (vartype, var, lm) = match t1.kind {
+                Kind::Ident => {
+                    let t2 = self.lex();
+                    if t2.kind == Kind::Variable {
+                        (t1.text.clone(), t2.text.clone(), lm_of(&t2))
+                    } else {
+                        if !self.scope.is_empty() {
+                            self.err(lm_of(&t2), "expected variable");
+                        }
+                        self.unlex(t2);
+                        self.unlex(t1);
+                        return;
+                    }
+                }
+                Kind::Variable => (String::new(), t1.text.clone(), lm_of(&t1)),
+                Kind::Char('|') => return,
+                _ => {
+                    if self.nformals > 0 {
+                        self.err(lm_of(&t1), "expected variable");
+                    }
+                    self.unlex(t1);
+                    return;
+                }
+            };
+            self.define_var(var, vartype, true, lm);
+            let sep = self.lex();
+            if sep.is('|') {
+                return;
+            } else if !sep.is(',') {
+                self.err(lm_of(&sep), "expected ',' or '|'");
+                self.unlex(sep);
+                return;
+            }
+        }
+    }
+
+    /// Parse a compound body after its `{`; handles `||` overloads and `...`.
+    fn ycompound(&mut self, name: String, lm: Landmark) -> ClassRef {
+        if self.depth >= MAX_NESTING {
+            self.err(lm, "maximum compound element nesting depth exceeded");
+            self.skip_balanced_braces();
+            return ClassRef::Prim("Error".into());
+        }
+        let mut parts: Vec<Compound> = Vec::new();
+        let mut extension: Option<ClassRef> = None;
+        loop {
+            let t = self.lex();
+            if t.kind == Kind::ThreeDot {
+                match self.types.get(&name) {
+                    Some(c) if !name.is_empty() => extension = Some(c.clone()),
+                    _ => {
+                        self.err(
+                            lm_of(&t),
+                            format!("cannot extend unknown element class '{name}'"),
+                        );
+                        extension = Some(ClassRef::Prim("Error".into()));
+                    }
+                }
+                let t2 = self.lex();
+                if parts.is_empty() || !t2.is('}') {
+                    self.err(
+                        lm_of(&t2),
+                        "'...' should occur last, after one or more compounds",
+                    );
+                }
+                if !t2.is('}') {
+                    self.unlex(t2);
+                }
+                break;
+            }
+            let clm = lm_of(&t);
+            self.unlex(t);
+            let comp = self.ycompound_one(&name, clm);
+            parts.push(comp);
+            let t = self.lex();
+            if t.kind != Kind::TwoBar {
+                if !t.is('}') {
+                    self.unlex(t);
+                }
+                break;
+            }
+        }
+        let mut next = extension;
+        let mut result = None;
+        while let Some(mut c) = parts.pop() {
+            c.overload = next.take();
+            let r = ClassRef::Comp(Rc::new(c));
+            next = Some(r.clone());
+            result = Some(r);
+        }
+        let r = result.unwrap_or(ClassRef::Prim("Error".into()));
+        if !name.is_empty() {
+            self.types.insert(name, r.clone());
+        }
+        r
+    }
+
+    fn skip_balanced_braces(&mut self) {
+        let mut depth = 1usize;
+        loop {
+            let t = self.lex();
+            match t.kind {
+                Kind::Eof => {
+                    self.err(lm_of(&t), "expected '}'");
+                    return;
+                }
+                Kind::Char('{') => depth += 1,
+                Kind::Char('}') => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return;
+                    }
+                }
+                Kind::Char('(') => {
+                    let _ = self.lex_config();
+                    self.expect(')');
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn ycompound_one(&mut self, name: &str, lm: Landmark) -> Compound {
+        let saved_types = self.types.clone();
+        let saved_body = core::mem::take(&mut self.body);
+        let saved_scope = core::mem::take(&mut self.scope);
+        let saved_nformals = core::mem::replace(&mut self.nformals, 0);
+        let saved_order = core::mem::replace(&mut self.scope_order_error, false);
+        self.depth += 1;
+        self.get_element("input".into(), ClassRef::Tunnel, String::new(), lm.clone());
+        self.get_element("output".into(), ClassRef::Tunnel, String::new(), lm.clone());
+        self.body.anon_offset = 2;
+
+        self.ycompound_arguments();
+        while self.ystatement(true) {}
+
+        self.depth -= 1;
+        let mut body = core::mem::replace(&mut self.body, saved_body);
+        let scope = core::mem::replace(&mut self.scope, saved_scope);
+        let nformals = core::mem::replace(&mut self.nformals, saved_nformals);
+        self.scope_order_error = saved_order;
+        self.types = saved_types;
+
+        // count inputs/outputs, check pseudoelement use
+        let pname = if name.is_empty() {
+            "<anonymous>".to_string()
+        } else {
+            name.to_string()
+        };
+        let mut in_used: Vec<bool> = Vec::new();
+        let mut out_used: Vec<bool> = Vec::new();
+        let mut to_input = false;
+        let mut from_output = false;
+        for c in &body.conns {
+            if c.from == 0 {
+                if in_used.len() <= c.from_port {
+                    in_used.resize(c.from_port + 1, false);
+                }
+                in_used[c.from_port] = true;
+            } else if c.from == 1 {
+                from_output = true;
+            }
+            if c.to == 1 {
+                if out_used.len() <= c.to_port {
+                    out_used.resize(c.to_port + 1, false);
+                }
+                out_used[c.to_port] = true;
+            } else if c.to == 0 {
+                to_input = true;
+            }
+        }
+        if to_input {
+            self.err(
+                lm.clone(),
+                format!("'{pname}' pseudoelement 'input' may only be used as output"),
+            );
+        }
+        for (i, u) in in_used.iter().enumerate() {
+            if !u {
+                self.err(lm.clone(), format!("'{pname}' input {i} missing"));
+            }
+        }
+        if from_output {
+            self.err(
+                lm.clone(),
+                format!("'{pname}' pseudoelement 'output' may only be used as input"),
+            );
+        }
+        for (i, u) in out_used.iter().enumerate() {
+            if !u {
+                self.err(lm.clone(), format!("'{pname}' output {i} missing"));
+            }
+        }
+        body.deanonymize();
+        Compound {
+            name: name.to_string(),
+            landmark: lm,
+            depth: self.depth + 1,
+            scope,
+            nformals,
+            body,
+            ninputs: in_used.len(),
+            noutputs: out_used.len(),
+            overload: None,
+        }
+    }
+
+    fn yelementclass(&mut self) {
+        let tname = self.lex();
+        let name = if tname.kind == Kind::Ident {
+            tname.text.clone()
+        } else {
+            self.err(lm_of(&tname), "expected element type name");
+            self.unlex(tname.clone());
+            String::new()
+        };
+        let tnext = self.lex();
+        if tnext.is('{') {
+            self.ycompound(name, lm_of(&tnext));
+        } else if tnext.kind == Kind::Ident {
+            let c = self
+                .types
+                .get(&tnext.text)
+                .cloned()
+                .unwrap_or(ClassRef::Prim(tnext.text.clone()));
+            if !name.is_empty() {
+                self.types.insert(name, c);
+            }
+        } else {
+            self.err(lm_of(&tnext), format!("syntax error near '{}'", tnext.text));
+            if !name.is_empty() {
+                self.types.insert(name, ClassRef::Prim("Error".into()));
+            }
+        }
+    }
+
+    fn yrequire(&mut self, lm: Landmark) {
+        if !self.expect('(') {
+            return;
+        }
+        let req = self.lex_config();
+        self.expect(')');
+        let t = self.lex();
+        if !t.is(';') {
+            self.unlex(t);
+        }
+        for arg in split_args(&req) {
+            let words = split_words(&arg);
+            if words.is_empty() {
+                continue;
+            }
+            let mut out = Vec::new();
+            for w in &words {
+                match crate::args::parse_word(w) {
+                    Ok(x) => out.push(x),
+                    Err(_) => {
+                        self.err(lm.clone(), "syntax error at requirement");
+                        out.clear();
+                        break;
+                    }
+                }
+            }
+            if !out.is_empty() {
+                self.requirements.push(out.join(" "));
+            }
+        }
+    }
+
+    fn yvar(&mut self, lm: Landmark) {
+        if !self.expect('(') {
+            return;
+        }
+        let text = self.lex_config();
+        self.expect(')');
+        for mut arg in split_args(&text) {
+            if arg.is_empty() {
+                continue;
+            }
+            let var = shift_word(&mut arg);
+            let ok = var.len() >= 2
+                && var.starts_with('$')
+                && var[1..]
+                    .bytes()
+                    .all(|c| c.is_ascii_alphanumeric() || c == b'_');
+            if !ok {
+                self.err(lm.clone(), "bad 'define' declaration: not a variable");
+            } else {
+                self.define_var(var[1..].to_string(), arg, false, lm.clone());
+            }
+        }
+    }
+
+    fn ystatement(&mut self, nested: bool) -> bool {
+        let t = self.lex();
+        match t.kind {
+            Kind::Ident | Kind::Char('[') | Kind::Char('{') => {
+                self.unlex(t);
+                self.yconnection();
+                true
+            }
+            Kind::ElementClass => {
+                self.yelementclass();
+                true
+            }
+            Kind::Require => {
+                self.yrequire(lm_of(&t));
+                true
+            }
+            Kind::Define => {
+                self.yvar(lm_of(&t));
+                true
+            }
+            Kind::Char(';') => true,
+            Kind::Char('}') | Kind::TwoBar if nested => {
+                self.unlex(t);
+                false
+            }
+            Kind::Eof => {
+                if nested {
+                    self.err(lm_of(&t), "expected '}'");
+                    self.unlex(t);
+                }
+                false
+            }
+            _ => {
+                self.err(lm_of(&t), format!("syntax error near '{}'", t.text));
+                true
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Flattening
+
+#[derive(Clone, Debug)]
+enum WClass {
+    Prim(String),
+    Comp(Rc<Compound>),
+    /// A compound instance after expansion: (input tunnel, output tunnel).
+    Inst(usize, usize),
+    /// `X/input` or `X/output` of instance X.
+    TunnelIn,
+    TunnelOut(usize),
+}
+
+#[derive(Clone, Debug)]
+struct WElem {
+    name: String,
+    class: WClass,
+    config: String,
+    landmark: Landmark,
+}
+
+#[derive(Clone, Debug)]
+struct Frame {
+    depth: usize,
+    vars: Vec<(String, String)>,
+}
+
+struct Flattener {
+    elems: Vec<WElem>,
+    map: BTreeMap<String, usize>,
+    conns: Vec<BConn>,
+    errors: Vec<ParseError>,
+    too_big: bool,
+}
+
+fn lookup<'v>(env: &'v [Frame], name: &str) -> Option<&'v str> {
+    for f in env.iter().rev() {
+        for (n, v) in f.vars.iter().rev() {
+            if n == name {
+                return Some(v);
+            }
+        }
+    }
+    None
+}
+
+/// Click's `cp_quote` without the outer quotes, used for values expanded
+/// inside double quotes.
+fn expand_in_quotes(v: &str, quote: u8) -> String {
+    if quote == b'"' {
+        let q = crate::args::quote(v);
+        q[1..q.len() - 1].to_string()
+    } else {
+        v.to_string()
+    }
+}
+
+/// Click's `cp_expand`: substitute `$var`, `${var}` and `${var-default}`
+/// using `env`.  Unknown variables are left as written; nothing is expanded
+/// inside single quotes; inside double quotes values are escaped.
+fn expand_vars(config: &str, env: &[Frame]) -> String {
+    if !config.contains('$') {
+        return config.to_string();
+    }
+    let b = config.as_bytes();
+    let mut out = String::new();
+    let mut uninterp = 0;
+    let mut quote = 0u8;
+    let mut s = 0;
+    while s < b.len() {
+        match b[s] {
+            b'\\' => {
+                if s + 1 < b.len() && quote == b'"' {
+                    s += 1;
+                }
+            }
+            q @ (b'\'' | b'"') => {
+                if quote == 0 {
+                    quote = q;
+                } else if quote == q {
+                    quote = 0;
+                }
+            }
+            b'/' if quote == 0 && s + 1 < b.len() && (b[s + 1] == b'/' || b[s + 1] == b'*') => {
+                s = crate::args::skip_comment_space(config, s);
+                continue;
+            }
+            b'$' if s + 1 < b.len() && quote != b'\'' => {
+                let before = s;
+                let (vname, braces, after) = if b[s + 1] == b'{' {
+                    match config[s + 2..].find('}') {
+                        Some(k) => (&config[s + 2..s + 2 + k], true, s + 3 + k),
+                        None => break,
+                    }
+                } else if b[s + 1].is_ascii_alphanumeric() || b[s + 1] == b'_' {
+                    let mut e = s + 1;
+                    while e < b.len() && (b[e].is_ascii_alphanumeric() || b[e] == b'_') {
+                        e += 1;
+                    }
+                    (&config[s + 1..e], false, e)
+                } else {
+                    s += 1;
+                    continue;
+                };
+                let (name, default) = match (braces, vname.find('-')) {
+                    (true, Some(m)) => (&vname[..m], Some(&vname[m + 1..])),
+                    _ => (vname, None),
+                };
+                let val = lookup(env, name).or(default);
+                if let Some(v) = val {
+                    out.push_str(&config[uninterp..before]);
+                    out.push_str(&expand_in_quotes(v, quote));
+                    uninterp = after;
+                }
+                s = after;
+                continue;
+            }
+            _ => {}
+        }
+        s += 1;
+    }
+    out.push_str(&config[uninterp..]);
+    out
+}
+
+/// Click's `cp_assign_arguments` for compound formals.
+fn assign_arguments(args: &[String], formals: &[(String, String)]) -> Option<Vec<String>> {
+    if formals.is_empty() || formals.last().is_some_and(|f| f.1.is_empty()) {
+        return (args.len() == formals.len()).then(|| args.to_vec());
+    }
+    let rest = formals.last().is_some_and(|f| f.1 == "__REST__");
+    let nvalues = if rest {
+        formals.len() - 1
+    } else {
+        formals.len()
+    };
+    let npositional = formals.iter().take_while(|f| f.1.is_empty()).count();
+    let mut values: Vec<Option<String>> = vec![None; nvalues];
+    let mut rest_args: Vec<String> = Vec::new();
+    let mut next_pos = 0;
+    for a in args {
+        // keyword?
+        let ab = a.as_bytes();
+        let mut k = 0;
+        while k < ab.len() && (ab[k].is_ascii_alphanumeric() || ab[k] == b'_') {
+            k += 1;
+        }
+        let mut matched = false;
+        if k > 0
+            && k < ab.len()
+            && (ab[k] == b' ' || ab[k] == b'\t' || ab[k] == b'\n' || ab[k] == b'\r')
+        {
+            let kw = &a[..k];
+            if let Some(j) = (npositional..nvalues).find(|&j| formals[j].1 == kw) {
+                values[j] = Some(a[k..].trim_start().to_string());
+                matched = true;
+            }
+        } else if k > 0 && k == ab.len() {
+            // "KEYWORD" alone: an empty keyword value
+            if let Some(j) = (npositional..nvalues).find(|&j| formals[j].1 == a.as_str()) {
+                values[j] = Some(String::new());
+                matched = true;
+            }
+        }
+        if matched {
+            continue;
+        }
+        if next_pos < npositional {
+            values[next_pos] = Some(a.clone());
+            next_pos += 1;
+        } else if rest {
+            rest_args.push(a.clone());
+        } else {
+            return None;
+        }
+    }
+    let mut out = Vec::with_capacity(formals.len());
+    for v in values {
+        out.push(v?);
+    }
+    if rest {
+        out.push(rest_args.join(", "));
+    }
+    Some(out)
+}
+
+impl Flattener {
+    fn add_elem(&mut self, e: WElem) -> Option<usize> {
+        if self.elems.len() >= MAX_ELEMENTS {
+            if !self.too_big {
+                self.too_big = true;
+                self.errors.push(ParseError {
+                    landmark: e.landmark.clone(),
+                    message: "configuration too large after compound expansion".into(),
+                });
+            }
+            return None;
+        }
+        let i = self.elems.len();
+        self.map.insert(e.name.clone(), i);
+        self.elems.push(e);
+        Some(i)
+    }
+
+    fn expand(&mut self, which: usize, env: &[Frame], depth: usize) {
+        if self.too_big {
+            return;
+        }
+        let cfg = expand_vars(&self.elems[which].config, env);
+        self.elems[which].config = cfg;
+        let WClass::Comp(comp) = self.elems[which].class.clone() else {
+            return;
+        };
+        let lm = self.elems[which].landmark.clone();
+        if depth >= MAX_EXPANSION_DEPTH {
+            self.errors.push(ParseError {
+                landmark: lm,
+                message: "maximum compound element nesting depth exceeded".into(),
+            });
+            self.elems[which].class = WClass::Prim("Error".into());
+            return;
+        }
+        // ports used by the enclosing configuration
+        let mut ni = 0;
+        let mut no = 0;
+        for c in &self.conns {
+            if c.to == which {
+                ni = ni.max(c.to_port + 1);
+            }
+            if c.from == which {
+                no = no.max(c.from_port + 1);
+            }
+        }
+        let args = split_args(&self.elems[which].config);
+        // resolve overloads (Click's Compound::resolve)
+        let mut ct = ClassRef::Comp(comp.clone());
+        let mut closest: Option<(Rc<Compound>, Vec<String>)> = None;
+        let mut nct = 0;
+        let found: Option<(ClassRef, Vec<String>)> = loop {
+            match ct.clone() {
+                ClassRef::Comp(c) => {
+                    nct += 1;
+                    let assigned = assign_arguments(&args, &c.scope[..c.nformals]);
+                    if c.ninputs == ni && c.noutputs == no {
+                        if let Some(a) = assigned.clone() {
+                            break Some((ClassRef::Comp(c), a));
+                        }
+                    }
+                    if let Some(a) = assigned {
+                        closest = Some((c.clone(), a));
+                    }
+                    match &c.overload {
+                        Some(next) => ct = next.clone(),
+                        None => break None,
+                    }
+                }
+                other => break Some((other, Vec::new())),
+            }
+        };
+        let (class, actuals) = match found {
+            Some(f) => f,
+            None => {
+                if nct != 1 || closest.is_none() {
+                    let mut msg = format!(
+                        "no match for '{}{}'\ncandidates are:",
+                        comp.printable_name(),
+                        ports_sig(Some(args.len()), ni, no)
+                    );
+                    let mut c = Some(comp.clone());
+                    while let Some(cc) = c {
+                        msg.push_str(&format!("\n  {}: {}", cc.landmark, cc.signature()));
+                        c = match &cc.overload {
+                            Some(ClassRef::Comp(n)) => Some(n.clone()),
+                            _ => None,
+                        };
+                    }
+                    self.errors.push(ParseError {
+                        landmark: lm.clone(),
+                        message: msg,
+                    });
+                }
+                match closest {
+                    Some((c, a)) => (ClassRef::Comp(c), a),
+                    None => {
+                        self.elems[which].class = WClass::Prim("Error".into());
+                        return;
+                    }
+                }
+            }
+        };
+        let comp = match class {
+            ClassRef::Comp(c) => c,
+            ClassRef::Prim(p) => {
+                self.elems[which].class = WClass::Prim(p);
+                return;
+            }
+            ClassRef::Tunnel => return,
+        };
+        // new variable environment
+        let mut new_env: Vec<Frame> = env
+            .iter()
+            .filter(|f| f.depth < comp.depth)
+            .cloned()
+            .collect();
+        let mut frame = Frame {
+            depth: comp.depth,
+            vars: Vec::new(),
+        };
+        for (i, (n, _)) in comp.scope[..comp.nformals].iter().enumerate() {
+            frame
+                .vars
+                .push((n.clone(), actuals.get(i).cloned().unwrap_or_default()));
+        }
+        new_env.push(frame);
+        for (n, v) in &comp.scope[comp.nformals..] {
+            let val = expand_vars(v, &new_env);
+            if let Some(f) = new_env.last_mut() {
+                f.vars.push((n.clone(), val));
+            }
+        }
+        self.expand_into(which, &comp, &new_env, depth);
+    }
+
+    fn expand_into(&mut self, which: usize, comp: &Rc<Compound>, env: &[Frame], depth: usize) {
+        let ename = self.elems[which].name.clone();
+        let lm = self.elems[which].landmark.clone();
+        let tunnel = |this: &mut Flattener, suffix: &str, class: WClass| -> Option<usize> {
+            let n = format!("{ename}/{suffix}");
+            if let Some(&old) = this.map.get(&n) {
+                this.errors.push(ParseError {
+                    landmark: lm.clone(),
+                    message: format!("redeclaration of element '{n}'"),
+                });
+                let olm = this.elems[old].landmark.clone();
+                this.errors.push(ParseError {
+                    landmark: olm,
+                    message: format!("'{n}' previously declared here"),
+                });
+                return None;
+            }
+            this.add_elem(WElem {
+                name: n,
+                class,
+                config: String::new(),
+                landmark: lm.clone(),
+            })
+        };
+        let tin = tunnel(self, "input", WClass::TunnelIn);
+        let tout = tunnel(self, "output", WClass::TunnelOut(which));
+        let (Some(tin), Some(tout)) = (tin, tout) else {
+            self.elems[which].class = WClass::Prim("Error".into());
+            return;
+        };
+        self.elems[which].class = WClass::Inst(tin, tout);
+        let mut idx_map: Vec<Option<usize>> = vec![Some(tin), Some(tout)];
+        for e in comp.body.elements.iter().skip(2) {
+            let cname = format!("{ename}/{}", e.name);
+            if let Some(&old) = self.map.get(&cname) {
+                let olm = self.elems[old].landmark.clone();
+                self.errors.push(ParseError {
+                    landmark: lm.clone(),
+                    message: format!("redeclaration of element '{cname}'"),
+                });
+                self.errors.push(ParseError {
+                    landmark: olm,
+                    message: format!("'{cname}' previously declared here"),
+                });
+                idx_map.push(None);
+                continue;
+            }
+            let class = match &e.class {
+                ClassRef::Prim(p) => WClass::Prim(p.clone()),
+                ClassRef::Comp(c) => WClass::Comp(c.clone()),
+                ClassRef::Tunnel => WClass::Prim("Error".into()),
+            };
+            let config = expand_vars(&e.config, env);
+            let i = self.add_elem(WElem {
+                name: cname,
+                class,
+                config,
+                landmark: e.landmark.clone(),
+            });
+            if i.is_none() {
+                return;
+            }
+            idx_map.push(i);
+        }
+        for c in &comp.body.conns {
+            if let (Some(Some(f)), Some(Some(t))) = (idx_map.get(c.from), idx_map.get(c.to)) {
+                self.conns.push(BConn {
+                    from: *f,
+                    from_port: c.from_port,
+                    to: *t,
+                    to_port: c.to_port,
+                    landmark: c.landmark.clone(),
+                });
+            }
+        }
+        for i in idx_map.iter().skip(2).flatten() {
+            self.expand(*i, env, depth + 1);
+            if self.too_big {
+                return;
+            }
+        }
+    }
+
+    /// Follow a connection destination through compound tunnels.
+    fn expand_dst(
+        &self,
+        by_src: &BTreeMap<(usize, usize), Vec<usize>>,
+        node: usize,
+        port: usize,
+        visiting: &mut BTreeSet<(usize, usize)>,
+        out: &mut Vec<(usize, usize)>,
+    ) {
+        let via = match self.elems[node].class {
+            WClass::Prim(_) => {
+                out.push((node, port));
+                return;
+            }
+            WClass::Inst(tin, _) => tin,
+            WClass::TunnelOut(inst) => inst,
+            _ => return,
+        };
+        if !visiting.insert((node, port)) || visiting.len() > 4 * MAX_EXPANSION_DEPTH {
+            return;
+        }
+        if let Some(cs) = by_src.get(&(via, port)) {
+            for &ci in cs {
+                let c = &self.conns[ci];
+                self.expand_dst(by_src, c.to, c.to_port, visiting, out);
+            }
+        }
+        visiting.remove(&(node, port));
+    }
+
+    fn check_instance_ports(&mut self) {
+        for x in 0..self.elems.len() {
+            let WClass::Inst(tin, tout) = self.elems[x].class else {
+                continue;
+            };
+            let name = self.elems[x].name.clone();
+            let lm = self.elems[x].landmark.clone();
+            let mut outer_in = BTreeSet::new();
+            let mut outer_out = BTreeSet::new();
+            let mut inner_in = BTreeSet::new();
+            let mut inner_out = BTreeSet::new();
+            for c in &self.conns {
+                if c.to == x {
+                    outer_in.insert(c.to_port);
+                }
+                if c.from == x {
+                    outer_out.insert(c.from_port);
+                }
+                if c.from == tin {
+                    inner_in.insert(c.from_port);
+                }
+                if c.to == tout {
+                    inner_out.insert(c.to_port);
+                }
+            }
+            for p in outer_in.difference(&inner_in) {
+                self.errors.push(ParseError {
+                    landmark: lm.clone(),
+                    message: format!("'{name}' has no input {p}"),
+                });
+            }
+            for p in inner_in.difference(&outer_in) {
+                self.errors.push(ParseError {
+                    landmark: lm.clone(),
+                    message: format!("'{name}' input {p} unused"),
+                });
+            }
+            for p in outer_out.difference(&inner_out) {
+                self.errors.push(ParseError {
+                    landmark: lm.clone(),
+                    message: format!("'{name}' has no output {p}"),
+                });
+            }
+            for p in inner_out.difference(&outer_out) {
+                self.errors.push(ParseError {
+                    landmark: lm.clone(),
+                    message: format!("'{name}' output {p} unused"),
+                });
+            }
+        }
+    }
+
+    fn finish(mut self, requirements: Vec<String>) -> (FlatConfig, Vec<ParseError>) {
+        self.check_instance_ports();
+        let mut by_src: BTreeMap<(usize, usize), Vec<usize>> = BTreeMap::new();
+        for (i, c) in self.conns.iter().enumerate() {
+            by_src.entry((c.from, c.from_port)).or_default().push(i);
+        }
+        let mut renum = vec![usize::MAX; self.elems.len()];
+        let mut elements = Vec::new();
+        for (i, e) in self.elems.iter().enumerate() {
+            if let WClass::Prim(p) = &e.class {
+                renum[i] = elements.len();
+                elements.push(FlatElement {
+                    name: e.name.clone(),
+                    class: p.clone(),
+                    config: e.config.clone(),
+                    landmark: e.landmark.clone(),
+                });
+            }
+        }
+        let mut conns: Vec<FlatConnection> = Vec::new();
+        let mut visiting = BTreeSet::new();
+        for c in &self.conns {
+            if !matches!(self.elems[c.from].class, WClass::Prim(_)) {
+                continue;
+            }
+            let mut dsts = Vec::new();
+            self.expand_dst(&by_src, c.to, c.to_port, &mut visiting, &mut dsts);
+            for (d, dp) in dsts {
+                conns.push(FlatConnection {
+                    from: renum[c.from],
+                    from_port: c.from_port,
+                    to: renum[d],
+                    to_port: dp,
+                    landmark: c.landmark.clone(),
+                });
+                if conns.len() > MAX_CONNECTIONS {
+                    break;
+                }
+            }
+        }
+        conns.sort_by_key(|c| (c.from, c.from_port, c.to, c.to_port));
+        conns.dedup_by(|a, b| {
+            (a.from, a.from_port, a.to, a.to_port) == (b.from, b.from_port, b.to, b.to_port)
+        });
+        (
+            FlatConfig {
+                elements,
+                connections: conns,
+                requirements,
+            },
+            self.errors,
+        )
+    }
+}
+
+/// Parse and flatten a Click configuration.  `file` names the source in
+/// landmarks; `defines` are command-line `NAME=value` definitions (they
+/// override the file's `define`s).  Errors are collected; if there are
+/// any, they are all returned.
+pub fn parse_config(
+    text: &str,
+    file: &str,
+    defines: &[(String, String)],
+) -> Result<FlatConfig, Vec<ParseError>> {
+    parse_config_with(text, file, defines, &ParseOptions::default())
+}
+
+/// [`parse_config`] with extra options.
+pub fn parse_config_with(
+    text: &str,
+    file: &str,
+    defines: &[(String, String)],
+    opts: &ParseOptions<'_>,
+) -> Result<FlatConfig, Vec<ParseError>> {
+    let mut p = Parser {
+        lex: Lexer::new(text, file),
+        unlexed: Vec::new(),
+        errors: Vec::new(),
+        types: BTreeMap::new(),
+        body: Body::default(),
+        scope: Vec::new(),
+        nformals: 0,
+        scope_order_error: false,
+        depth: 0,
+        requirements: Vec::new(),
+        opts,
+    };
+    while p.ystatement(false) {}
+    p.body.deanonymize();
+
+    // global scope: file defines, overridden/extended by the caller's
+    let mut vars = core::mem::take(&mut p.scope);
+    for (n, v) in defines {
+        let n = n.strip_prefix('$').unwrap_or(n);
+        match vars.iter_mut().find(|(vn, _)| vn == n) {
+            Some(slot) => slot.1 = v.clone(),
+            None => vars.push((n.to_string(), v.clone())),
+        }
+    }
+    let env = [Frame { depth: 0, vars }];
+
+    let body = core::mem::take(&mut p.body);
+    let mut fl = Flattener {
+        elems: Vec::new(),
+        map: BTreeMap::new(),
+        conns: body.conns,
+        errors: Vec::new(),
+        too_big: false,
+    };
+    for e in body.elements {
+        let class = match e.class {
+            ClassRef::Prim(p) => WClass::Prim(p),
+            ClassRef::Comp(c) => WClass::Comp(c),
+            ClassRef::Tunnel => WClass::Prim("Error".into()),
+        };
+        let name = e.name;
+        fl.map.insert(name.clone(), fl.elems.len());
+        fl.elems.push(WElem {
+            name,
+            class,
+            config: e.config,
+            landmark: e.landmark,
+        });
+    }
+    let n = fl.elems.len();
+    for i in 0..n {
+        fl.expand(i, &env, 0);
+        if fl.too_big {
+            break;
+        }
+    }
+    let (cfg, errs) = fl.finish(core::mem::take(&mut p.requirements));
+    let mut errors = p.errors;
+    errors.extend(errs);
+    if errors.is_empty() {
+        Ok(cfg)
+    } else {
+        Err(errors)
+    }
+}
