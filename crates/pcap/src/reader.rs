@@ -517,7 +517,7 @@ impl<R: Read> PcapReader<R> {
             }
         };
         let total = endian.u32(&h[0..]) as u64;
-        if total < 28 || total % 4 != 0 {
+        if total < 28 || total & 3 != 0 {
             return Err(self.malformed(start, format!("bad section header block length {total}")));
         }
         if total > MAX_META_BLOCK {
@@ -670,7 +670,7 @@ impl<R: Read> PcapReader<R> {
             }
             let btype = endian.u32(&h[0..]);
             let total = endian.u32(&h[4..]) as u64;
-            if total < 12 || total % 4 != 0 {
+            if total < 12 || total & 3 != 0 {
                 return Err(self.malformed(
                     start,
                     format!("bad block length {total} for block type {btype:#x}"),
