@@ -6,7 +6,7 @@ use click_pcap::{linktype, Error, Format, PcapReader};
 use common::*;
 
 fn pad4(mut v: Vec<u8>) -> Vec<u8> {
-    while v.len() % 4 != 0 {
+    while v.len() & 3 != 0 {
         v.push(0);
     }
     v
