@@ -242,6 +242,14 @@ impl<T: AsRef<[u8]>> IcmpPacket<T> {
     }
 }
 
+impl<'a, T: AsRef<[u8]> + ?Sized> IcmpPacket<&'a T> {
+    /// Data with the lifetime of the underlying buffer.
+    #[inline]
+    pub fn data_ref(&self) -> &'a [u8] {
+        &self.buffer.as_ref()[field::DATA..]
+    }
+}
+
 impl<T: AsRef<[u8]> + AsMut<[u8]>> IcmpPacket<T> {
     /// Set the message type.
     #[inline]
@@ -352,9 +360,45 @@ mod tests {
         assert_eq!(icmp.echo_seq_no(), 1);
         assert_eq!(icmp.rest_of_header(), 0x1c46_0001);
         assert_eq!(icmp.data().len(), 56);
+        assert_eq!(icmp.data_ref().len(), 56);
         assert_eq!(icmp.payload()[16], 0x10);
         assert!(!icmp.is_error());
         assert!(icmp.verify_checksum());
+    }
+
+    /// Captured with tcpdump on `lo`: the kernel's port-unreachable for a
+    /// UDP datagram to 127.0.0.1:5353 (TOS 0xc0, embedded IP + UDP + data).
+    const UNREACH_FRAME: &str = "000000000000 000000000000 0800
+        45c0 0043 4ed9 0000 4001 2d1f 7f000001 7f000001
+        0303 be37 00000000
+        4500 0027 6d4b 4000 4011 cf78 7f000001 7f000001
+        afdf 14e9 0013 fe26 68656c6c6f20636c69636b";
+
+    #[test]
+    fn parse_captured_unreachable() {
+        let b = hex(UNREACH_FRAME);
+        let ip = Ipv4Packet::new_checked(&b[14..]).unwrap();
+        assert_eq!(ip.validate(), Ok(()));
+        assert_eq!(ip.tos(), 0xc0);
+        let icmp = IcmpPacket::new_checked(ip.payload()).unwrap();
+        assert!(icmp.verify_checksum());
+        assert!(icmp.is_error());
+        assert_eq!(icmp.msg_type(), icmp_type::UNREACH);
+        assert_eq!(icmp.msg_code(), icmp_code::unreach::PORT);
+        assert_eq!(
+            crate::names::icmp_type_name(icmp.msg_type()),
+            Some("unreachable")
+        );
+        assert_eq!(
+            crate::names::icmp_code_name(icmp.msg_type(), icmp.msg_code()),
+            Some("port")
+        );
+        let inner = Ipv4Packet::new_checked(icmp.data()).unwrap();
+        assert_eq!(inner.validate(), Ok(()));
+        assert_eq!(inner.protocol(), ip_proto::UDP);
+        let udp = crate::UdpPacket::new_checked(inner.payload()).unwrap();
+        assert_eq!(udp.dst_port(), 5353);
+        assert_eq!(udp.payload(), b"hello click");
     }
 
     #[test]
@@ -409,7 +453,7 @@ mod tests {
             if let Ok(p) = IcmpPacket::new_checked(&d[..]) {
                 let _ = (p.msg_type(), p.msg_code(), p.checksum(), p.rest_of_header());
                 let _ = (p.echo_ident(), p.echo_seq_no(), p.param_pointer(), p.next_hop_mtu());
-                let _ = (p.data(), p.is_error(), p.verify_checksum());
+                let _ = (p.data(), p.data_ref(), p.is_error(), p.verify_checksum());
             }
         }
     }

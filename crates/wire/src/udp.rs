@@ -110,6 +110,15 @@ impl<T: AsRef<[u8]>> UdpPacket<T> {
     }
 }
 
+impl<'a, T: AsRef<[u8]> + ?Sized> UdpPacket<&'a T> {
+    /// Payload with the lifetime of the underlying buffer.
+    #[inline]
+    pub fn payload_ref(&self) -> &'a [u8] {
+        let data = self.buffer.as_ref();
+        &data[field::PAYLOAD..get_u16(data, field::LENGTH) as usize]
+    }
+}
+
 impl<T: AsRef<[u8]> + AsMut<[u8]>> UdpPacket<T> {
     /// Set the source port.
     #[inline]
@@ -186,6 +195,7 @@ mod tests {
         assert_eq!(udp.len(), 19);
         assert_eq!(udp.checksum(), 0x9703);
         assert_eq!(udp.payload(), b"hello click");
+        assert_eq!(udp.payload_ref(), b"hello click");
         assert!(udp.verify_checksum(ip.src_addr(), ip.dst_addr()));
         assert!(!udp.verify_checksum(ip.src_addr(), Ipv4Addr::new(127, 0, 0, 2)));
     }
@@ -264,7 +274,7 @@ mod tests {
         fn never_panics(d in proptest::collection::vec(any::<u8>(), 0..24), a in any::<u32>()) {
             if let Ok(p) = UdpPacket::new_checked(&d[..]) {
                 let ip = Ipv4Addr::from(a);
-                let _ = (p.src_port(), p.dst_port(), p.len(), p.checksum(), p.payload());
+                let _ = (p.src_port(), p.dst_port(), p.len(), p.checksum(), p.payload(), p.payload_ref());
                 let _ = p.verify_checksum(ip, ip);
                 let mut d2 = d.clone();
                 let mut p = UdpPacket::new_checked(&mut d2[..]).unwrap();
