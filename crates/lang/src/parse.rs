@@ -87,7 +87,7 @@ pub struct ParseOptions<'a> {
 
 const MAX_NESTING: usize = 64;
 const MAX_EXPANSION_DEPTH: usize = 64;
-const MAX_ELEMENTS: usize = 200_000;
+const MAX_ELEMENTS: usize = 100_000;
 const MAX_CONNECTIONS: usize = 1_000_000;
 
 #[derive(Clone, Debug)]
@@ -366,14 +366,6 @@ impl<'a, 'o> Parser<'a, 'o> {
         i
     }
 
-    fn class_name_of(c: &ClassRef, fallback: &str) -> String {
-        match c {
-            ClassRef::Prim(n) => n.clone(),
-            ClassRef::Comp(c) => c.name.clone(),
-            ClassRef::Tunnel => fallback.to_string(),
-        }
-    }
-
     fn yport(&mut self) -> Option<usize> {
         let t = self.lex();
         if !t.is('[') {
@@ -439,8 +431,9 @@ impl<'a, 'o> Parser<'a, 'o> {
             self.unlex(tp);
         }
         if let Some(et) = etype {
-            let cname = Self::class_name_of(&et, &name);
-            return Some(self.anon_element(&cname, et, config, lm));
+            // Click names anonymous elements after the class name as written
+            // (a synonym's own name; "" for an anonymous compound).
+            return Some(self.anon_element(&name, et, config, lm));
         }
         let next = self.peek();
         if next.kind == Kind::TwoColon || (next.is(',') && comma_ok) {
@@ -525,6 +518,10 @@ impl<'a, 'o> Parser<'a, 'o> {
         let mut port1: Option<usize> = None;
         loop {
             let port2 = self.yport();
+            let elm = {
+                let t = self.peek();
+                lm_of(&t)
+            };
             let Some(element2) = self.yelement(element1.is_none()) else {
                 if port1.is_some() {
                     self.err_here("output ports ignored at end of chain");
@@ -534,7 +531,7 @@ impl<'a, 'o> Parser<'a, 'o> {
                 }
                 return;
             };
-            let lm = self.body.elements[element2].landmark.clone();
+            let lm = elm;
             if let Some(e1) = element1 {
                 self.body.conns.push(BConn {
                     from: e1,
@@ -994,6 +991,8 @@ struct Frame {
 
 struct Flattener {
     elems: Vec<WElem>,
+    /// Per element: (number of inputs used, number of outputs used).
+    nports: Vec<(usize, usize)>,
     map: BTreeMap<String, usize>,
     conns: Vec<BConn>,
     errors: Vec<ParseError>,
@@ -1152,6 +1151,14 @@ fn assign_arguments(args: &[String], formals: &[(String, String)]) -> Option<Vec
 }
 
 impl Flattener {
+    fn push_conn(&mut self, c: BConn) {
+        let o = &mut self.nports[c.from].1;
+        *o = (*o).max(c.from_port + 1);
+        let i = &mut self.nports[c.to].0;
+        *i = (*i).max(c.to_port + 1);
+        self.conns.push(c);
+    }
+
     fn add_elem(&mut self, e: WElem) -> Option<usize> {
         if self.elems.len() >= MAX_ELEMENTS {
             if !self.too_big {
@@ -1166,6 +1173,7 @@ impl Flattener {
         let i = self.elems.len();
         self.map.insert(e.name.clone(), i);
         self.elems.push(e);
+        self.nports.push((0, 0));
         Some(i)
     }
 
@@ -1188,16 +1196,7 @@ impl Flattener {
             return;
         }
         // ports used by the enclosing configuration
-        let mut ni = 0;
-        let mut no = 0;
-        for c in &self.conns {
-            if c.to == which {
-                ni = ni.max(c.to_port + 1);
-            }
-            if c.from == which {
-                no = no.max(c.from_port + 1);
-            }
-        }
+        let (ni, no) = self.nports[which];
         let args = split_args(&self.elems[which].config);
         // resolve overloads (Click's Compound::resolve)
         let mut ct = ClassRef::Comp(comp.clone());
@@ -1354,7 +1353,7 @@ impl Flattener {
         }
         for c in &comp.body.conns {
             if let (Some(Some(f)), Some(Some(t))) = (idx_map.get(c.from), idx_map.get(c.to)) {
-                self.conns.push(BConn {
+                self.push_conn(BConn {
                     from: *f,
                     from_port: c.from_port,
                     to: *t,
@@ -1402,52 +1401,41 @@ impl Flattener {
     }
 
     fn check_instance_ports(&mut self) {
+        // ports used per element, as source and as destination
+        let mut as_src: BTreeMap<usize, BTreeSet<usize>> = BTreeMap::new();
+        let mut as_dst: BTreeMap<usize, BTreeSet<usize>> = BTreeMap::new();
+        for c in &self.conns {
+            as_src.entry(c.from).or_default().insert(c.from_port);
+            as_dst.entry(c.to).or_default().insert(c.to_port);
+        }
+        let empty = BTreeSet::new();
         for x in 0..self.elems.len() {
             let WClass::Inst(tin, tout) = self.elems[x].class else {
                 continue;
             };
-            let name = self.elems[x].name.clone();
-            let lm = self.elems[x].landmark.clone();
-            let mut outer_in = BTreeSet::new();
-            let mut outer_out = BTreeSet::new();
-            let mut inner_in = BTreeSet::new();
-            let mut inner_out = BTreeSet::new();
-            for c in &self.conns {
-                if c.to == x {
-                    outer_in.insert(c.to_port);
-                }
-                if c.from == x {
-                    outer_out.insert(c.from_port);
-                }
-                if c.from == tin {
-                    inner_in.insert(c.from_port);
-                }
-                if c.to == tout {
-                    inner_out.insert(c.to_port);
-                }
+            let name = &self.elems[x].name;
+            let lm = &self.elems[x].landmark;
+            let outer_in = as_dst.get(&x).unwrap_or(&empty);
+            let outer_out = as_src.get(&x).unwrap_or(&empty);
+            let inner_in = as_src.get(&tin).unwrap_or(&empty);
+            let inner_out = as_dst.get(&tout).unwrap_or(&empty);
+            let mut msgs = Vec::new();
+            for p in outer_in.difference(inner_in) {
+                msgs.push(format!("'{name}' has no input {p}"));
             }
-            for p in outer_in.difference(&inner_in) {
+            for p in inner_in.difference(outer_in) {
+                msgs.push(format!("'{name}' input {p} unused"));
+            }
+            for p in outer_out.difference(inner_out) {
+                msgs.push(format!("'{name}' has no output {p}"));
+            }
+            for p in inner_out.difference(outer_out) {
+                msgs.push(format!("'{name}' output {p} unused"));
+            }
+            for m in msgs {
                 self.errors.push(ParseError {
                     landmark: lm.clone(),
-                    message: format!("'{name}' has no input {p}"),
-                });
-            }
-            for p in inner_in.difference(&outer_in) {
-                self.errors.push(ParseError {
-                    landmark: lm.clone(),
-                    message: format!("'{name}' input {p} unused"),
-                });
-            }
-            for p in outer_out.difference(&inner_out) {
-                self.errors.push(ParseError {
-                    landmark: lm.clone(),
-                    message: format!("'{name}' has no output {p}"),
-                });
-            }
-            for p in inner_out.difference(&outer_out) {
-                self.errors.push(ParseError {
-                    landmark: lm.clone(),
-                    message: format!("'{name}' output {p} unused"),
+                    message: m,
                 });
             }
         }
@@ -1557,8 +1545,9 @@ pub fn parse_config_with(
     let body = core::mem::take(&mut p.body);
     let mut fl = Flattener {
         elems: Vec::new(),
+        nports: Vec::new(),
         map: BTreeMap::new(),
-        conns: body.conns,
+        conns: Vec::new(),
         errors: Vec::new(),
         too_big: false,
     };
@@ -1576,6 +1565,10 @@ pub fn parse_config_with(
             config: e.config,
             landmark: e.landmark,
         });
+        fl.nports.push((0, 0));
+    }
+    for c in body.conns {
+        fl.push_conn(c);
     }
     let n = fl.elems.len();
     for i in 0..n {
