@@ -1,2 +1,272 @@
+//! Pattern languages and compiled matchers behind Click's `Classifier`,
+//! `IPClassifier` and `IPFilter` elements.
+//!
+//! Patterns are parsed into boolean formulas over masked 32-bit word tests
+//! and compiled into a [`Program`]: a flat vector of instructions
+//! `{offset, mask, value, yes, no}` forming a decision DAG (like Click's
+//! `Classification::Wordwise::Program`). Matching a packet walks the DAG,
+//! one load + AND + compare per step, with no string or AST work.
+//!
+//! # Offsets and short packets
+//!
+//! * `Classifier`: offsets are relative to the start of `data`.
+//! * `IPClassifier`/`IPFilter`: `data` starts at the IP header; IP tests are
+//!   relative to it, transport tests (ports, `tcp opt`, `icmp type`,
+//!   `transp[..]`, ...) to the transport header at `IHL*4` (the IHL nibble of
+//!   the first byte; an empty packet has no transport header bytes).
+//! * Like Click, an instruction whose masked bytes run past the end of the
+//!   packet is "short": it takes a precomputed branch instead of comparing.
+//!   The result is Click's semantics: every IPFilter *primitive* is false on
+//!   a packet too short to hold the bytes it tests (so `src tcp port != 80`
+//!   does not match a truncated TCP header), while an explicit `not`/`!`
+//!   negates logically (so `not src tcp port 80` does match it). A negated
+//!   Classifier clause (`!12/0800`) likewise matches a packet too short for
+//!   the positive clause. Unlike Click, which checks IP-header offsets
+//!   against a length measured from the transport header, every read is
+//!   bounds-checked against its own base.
 #![no_std]
 extern crate alloc;
+
+mod classifier;
+mod compile;
+mod expr;
+mod ipfilter;
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt::Write;
+
+use compile::{decode, Node, Target, DROP};
+use expr::{transport_base, Expr};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Insn {
+    off: u32,
+    transp: bool,
+    short_yes: bool,
+    nbytes: u8,
+    mask: u32,
+    value: u32,
+    yes: Target,
+    no: Target,
+}
+
+/// Which element's conventions a program follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Classifier,
+    Ip,
+}
+
+/// A compiled classification program.
+#[derive(Clone, Debug)]
+pub struct Program {
+    insns: Vec<Insn>,
+    entry: Target,
+    noutputs: usize,
+    kind: Kind,
+    /// The source formulas, kept for [`Program::reference_matches`].
+    rules: Vec<(Expr, Target)>,
+    warnings: Vec<String>,
+}
+
+impl Program {
+    /// Classifier patterns (one per output).
+    pub fn compile_classifier(patterns: &[&str]) -> Result<Program, String> {
+        let mut rules = Vec::with_capacity(patterns.len());
+        for (i, p) in patterns.iter().enumerate() {
+            rules.push((classifier::parse_pattern(i, p)?, compile::output(i)));
+        }
+        Ok(Program::build(rules, patterns.len(), Kind::Classifier, Vec::new()))
+    }
+
+    /// IPClassifier patterns (one per output).
+    pub fn compile_ip_classifier(patterns: &[&str]) -> Result<Program, String> {
+        let mut rules = Vec::with_capacity(patterns.len());
+        let mut warnings = Vec::new();
+        for (i, p) in patterns.iter().enumerate() {
+            let e = ipfilter::parse_pattern(i, p, &mut warnings)?;
+            rules.push((e, compile::output(i)));
+        }
+        Ok(Program::build(rules, patterns.len(), Kind::Ip, warnings))
+    }
+
+    /// IPFilter rules "ACTION PATTERN"; `noutputs` bounds numeric actions
+    /// (error if out of range).
+    pub fn compile_ip_filter(rules: &[&str], noutputs: usize) -> Result<Program, String> {
+        let mut out = Vec::with_capacity(rules.len());
+        let mut warnings = Vec::new();
+        for (i, r) in rules.iter().enumerate() {
+            let (slot, e) = ipfilter::parse_rule(i, r, noutputs, &mut warnings)?;
+            let t = match slot {
+                Some(s) => compile::output(s),
+                None => DROP,
+            };
+            out.push((e, t));
+        }
+        Ok(Program::build(out, noutputs, Kind::Ip, warnings))
+    }
+
+    fn build(rules: Vec<(Expr, Target)>, noutputs: usize, kind: Kind, warnings: Vec<String>) -> Program {
+        let (nodes, entry) = compile::compile_rules(&rules, true);
+        let insns = nodes
+            .iter()
+            .map(|n: &Node| Insn {
+                off: n.atom.off,
+                transp: n.atom.transp,
+                short_yes: n.short_yes,
+                nbytes: n.atom.nbytes(),
+                mask: n.atom.mask,
+                value: n.atom.value,
+                yes: n.yes,
+                no: n.no,
+            })
+            .collect();
+        Program {
+            insns,
+            entry,
+            noutputs,
+            kind,
+            rules,
+            warnings,
+        }
+    }
+
+    /// Classifier: `data` is the whole packet (from its data start).
+    /// IP variants: `data` is the packet starting at its network (IP) header.
+    /// Returns the output port, or None to drop.
+    #[inline]
+    pub fn matches(&self, data: &[u8]) -> Option<usize> {
+        let mut t = self.entry;
+        if t < 0 {
+            return decode(t);
+        }
+        let tbase = if self.kind == Kind::Ip { transport_base(data) } else { 0 };
+        loop {
+            let ins = &self.insns[t as usize];
+            let start = ins.off as usize + if ins.transp { tbase } else { 0 };
+            let word = match data.get(start..start + 4) {
+                Some(b) => Some(u32::from_be_bytes([b[0], b[1], b[2], b[3]])),
+                None => expr::read_word(data, ins.transp, ins.off, ins.mask, tbase),
+            };
+            t = match word {
+                Some(w) if w & ins.mask == ins.value => ins.yes,
+                Some(_) => ins.no,
+                None if ins.short_yes => ins.yes,
+                None => ins.no,
+            };
+            if t < 0 {
+                return decode(t);
+            }
+        }
+    }
+
+    /// Number of instructions executed to classify `data` (for tuning and
+    /// tests).
+    pub fn steps(&self, data: &[u8]) -> usize {
+        let mut t = self.entry;
+        let mut n = 0;
+        let tbase = if self.kind == Kind::Ip { transport_base(data) } else { 0 };
+        while t >= 0 {
+            let ins = &self.insns[t as usize];
+            n += 1;
+            t = match expr::read_word(data, ins.transp, ins.off, ins.mask, tbase) {
+                Some(w) if w & ins.mask == ins.value => ins.yes,
+                Some(_) => ins.no,
+                None if ins.short_yes => ins.yes,
+                None => ins.no,
+            };
+        }
+        n
+    }
+
+    /// Slow reference evaluation of the source patterns (first matching
+    /// rule wins), independent of the compiled program. For testing.
+    #[doc(hidden)]
+    pub fn reference_matches(&self, data: &[u8]) -> Option<usize> {
+        let tbase = if self.kind == Kind::Ip { transport_base(data) } else { 0 };
+        for (e, t) in &self.rules {
+            if e.eval(data, tbase) {
+                return decode(*t);
+            }
+        }
+        None
+    }
+
+    /// Number of output ports.
+    pub fn noutputs(&self) -> usize {
+        self.noutputs
+    }
+
+    /// Number of instructions in the compiled program.
+    pub fn len(&self) -> usize {
+        self.insns.len()
+    }
+
+    /// True if the program has no instructions (it sends every packet to
+    /// the same place).
+    pub fn is_empty(&self) -> bool {
+        self.insns.is_empty()
+    }
+
+    /// Non-fatal diagnostics produced while compiling (Click prints these
+    /// as warnings), e.g. "pattern 0: relation '> 65535' is always false
+    /// (range 0-65535)".
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// Human-readable program, like Click's `program` handler. IP programs
+    /// show transport-relative offsets as `T+OFF`.
+    pub fn dump(&self) -> String {
+        let mut s = String::new();
+        let tgt = |t: Target| -> String {
+            if t >= 0 {
+                format!("step {t}")
+            } else {
+                match decode(t) {
+                    Some(p) => format!("[{p}]"),
+                    None => String::from("[X]"),
+                }
+            }
+        };
+        if self.entry < 0 {
+            let _ = writeln!(s, "all->{}", tgt(self.entry));
+        }
+        for (i, ins) in self.insns.iter().enumerate() {
+            let off = if ins.transp {
+                format!("T+{}", ins.off)
+            } else {
+                format!("{}", ins.off)
+            };
+            let _ = write!(
+                s,
+                "{:3}  {}/{:08x}%{:08x}  yes->{}  no->{}",
+                i,
+                off,
+                ins.value,
+                ins.mask,
+                tgt(ins.yes),
+                tgt(ins.no)
+            );
+            if ins.short_yes {
+                s.push_str("  short->yes");
+            }
+            s.push('\n');
+        }
+        let safe = self
+            .insns
+            .iter()
+            .filter(|i| !i.transp)
+            .map(|i| i.off + i.nbytes as u32)
+            .max()
+            .unwrap_or(0);
+        let _ = writeln!(s, "safe length {safe}");
+        let _ = writeln!(s, "alignment offset 0");
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests;

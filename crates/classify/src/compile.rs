@@ -1,0 +1,277 @@
+//! Compilation of rule lists into a decision DAG of word tests.
+//!
+//! Each expression is compiled in continuation-passing style
+//! (`compile(e, on_true, on_false)`), so every expression node is emitted
+//! exactly once and the result is linear in the size of the rules.
+//! Identical instructions (same test, same targets) are hash-consed.
+//! A dataflow pass then propagates facts known on every path into a node
+//! ("word W & M == V" / "!=") and threads jumps through tests whose outcome
+//! is already decided (e.g. the repeated `ip proto == tcp` and
+//! first-fragment checks of a firewall rule list), and a final pass
+//! removes unreachable and duplicate instructions.
+
+use alloc::collections::BTreeMap;
+use alloc::vec;
+use alloc::vec::Vec;
+
+use crate::expr::{Atom, Expr};
+
+/// Jump target: `>= 0` is an instruction index, `< 0` is a final result.
+pub(crate) type Target = i32;
+
+/// Final result "drop the packet".
+pub(crate) const DROP: Target = i32::MIN;
+
+pub(crate) fn output(port: usize) -> Target {
+    -1 - port as i32
+}
+
+pub(crate) fn decode(t: Target) -> Option<usize> {
+    if t == DROP {
+        None
+    } else {
+        Some((-1 - t) as usize)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Node {
+    pub atom: Atom,
+    /// Short packets take the `yes` branch (else the `no` branch).
+    pub short_yes: bool,
+    pub yes: Target,
+    pub no: Target,
+}
+
+#[derive(Default)]
+struct Builder {
+    nodes: Vec<Node>,
+    cons: BTreeMap<Node, Target>,
+}
+
+impl Builder {
+    fn mk(&mut self, n: Node) -> Target {
+        if n.yes == n.no {
+            return n.yes;
+        }
+        if let Some(&t) = self.cons.get(&n) {
+            return t;
+        }
+        let t = self.nodes.len() as Target;
+        self.nodes.push(n);
+        self.cons.insert(n, t);
+        t
+    }
+
+    fn compile(&mut self, e: &Expr, t: Target, f: Target) -> Target {
+        match e {
+            Expr::Const(b) => {
+                if *b {
+                    t
+                } else {
+                    f
+                }
+            }
+            Expr::Atom(a, s) => self.mk(Node {
+                atom: *a,
+                short_yes: *s,
+                yes: t,
+                no: f,
+            }),
+            Expr::Not(e) => self.compile(e, f, t),
+            Expr::And(v) => v.iter().rev().fold(t, |cur, e| self.compile(e, cur, f)),
+            Expr::Or(v) => v.iter().rev().fold(f, |cur, e| self.compile(e, t, cur)),
+            Expr::Ite(c, a, b) => {
+                let ta = self.compile(a, t, f);
+                let tb = self.compile(b, t, f);
+                self.compile(c, ta, tb)
+            }
+        }
+    }
+}
+
+/// A fact known to hold (non-short) on some edge.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Fact {
+    atom: Atom,
+    eq: bool,
+}
+
+const MAX_FACTS: usize = 48;
+
+/// Decides the outcome of `n` given `facts`: `Some(true)` = yes branch.
+fn decide(facts: &[Fact], n: &Node) -> Option<bool> {
+    let a = &n.atom;
+    for f in facts {
+        let fa = &f.atom;
+        if fa.transp != a.transp || fa.off != a.off {
+            continue;
+        }
+        // `n` surely non-short if it needs no more bytes than `f` did.
+        let nonshort = a.nbytes() <= fa.nbytes();
+        if f.eq {
+            let common = fa.mask & a.mask;
+            if (fa.value ^ a.value) & common != 0 {
+                if nonshort || !n.short_yes {
+                    return Some(false);
+                }
+            } else if a.mask & !fa.mask == 0 {
+                return Some(true);
+            }
+        } else if a.mask & fa.mask == fa.mask
+            && a.value & fa.mask == fa.value
+            && (nonshort || !n.short_yes)
+        {
+            // n requires the bits of f to equal f's value, known false.
+            return Some(false);
+        }
+    }
+    None
+}
+
+fn intersect(into: &mut Vec<Fact>, other: &[Fact]) {
+    into.retain(|f| other.contains(f));
+}
+
+/// Compiles `(expr, target)` rules, first match wins, else `DROP`.
+/// Returns `(nodes, entry)`, nodes ordered so that every jump is forward
+/// and the entry (if an instruction) is node 0.
+pub(crate) fn compile_rules(rules: &[(Expr, Target)], optimize: bool) -> (Vec<Node>, Target) {
+    let mut b = Builder::default();
+    let mut entry = DROP;
+    for (e, t) in rules.iter().rev() {
+        entry = b.compile(e, *t, entry);
+    }
+    let mut nodes = b.nodes;
+    if optimize && entry >= 0 {
+        thread_jumps(&mut nodes, entry);
+    }
+    finalize(&nodes, entry)
+}
+
+/// Children always have smaller indices than parents, so descending index
+/// order is a topological order.
+fn thread_jumps(nodes: &mut [Node], entry: Target) {
+    let mut facts_in: Vec<Option<Vec<Fact>>> = vec![None; nodes.len()];
+    facts_in[entry as usize] = Some(Vec::new());
+    for i in (0..=entry as usize).rev() {
+        let Some(facts) = facts_in[i].take() else {
+            continue;
+        };
+        let node = nodes[i];
+        for branch in [true, false] {
+            let mut ef = facts.clone();
+            // The edge is only informative if short packets don't take it.
+            if node.short_yes != branch {
+                push_fact(
+                    &mut ef,
+                    Fact {
+                        atom: node.atom,
+                        eq: branch,
+                    },
+                );
+            }
+            let mut tgt = if branch { node.yes } else { node.no };
+            while tgt >= 0 {
+                let n = nodes[tgt as usize];
+                match decide(&ef, &n) {
+                    Some(r) => tgt = if r { n.yes } else { n.no },
+                    None => break,
+                }
+            }
+            if branch {
+                nodes[i].yes = tgt;
+            } else {
+                nodes[i].no = tgt;
+            }
+            if tgt >= 0 {
+                match &mut facts_in[tgt as usize] {
+                    Some(existing) => intersect(existing, &ef),
+                    slot @ None => *slot = Some(ef),
+                }
+            }
+        }
+    }
+}
+
+fn push_fact(v: &mut Vec<Fact>, f: Fact) {
+    if v.contains(&f) {
+        return;
+    }
+    if v.len() >= MAX_FACTS {
+        v.remove(0);
+    }
+    v.push(f);
+}
+
+/// Removes unreachable nodes, re-hash-conses, and orders nodes with the
+/// entry first and all jumps forward.
+fn finalize(nodes: &[Node], entry: Target) -> (Vec<Node>, Target) {
+    if entry < 0 {
+        return (Vec::new(), entry);
+    }
+    // Nodes reachable from entry, rebuilt bottom-up (ascending index is
+    // children-first).
+    let mut reach = vec![false; nodes.len()];
+    reach[entry as usize] = true;
+    for i in (0..nodes.len()).rev() {
+        if reach[i] {
+            for t in [nodes[i].yes, nodes[i].no] {
+                if t >= 0 {
+                    reach[t as usize] = true;
+                }
+            }
+        }
+    }
+    let mut map: Vec<Target> = vec![DROP; nodes.len()];
+    let mut b = Builder::default();
+    let m = |t: Target, map: &[Target]| if t >= 0 { map[t as usize] } else { t };
+    for i in 0..nodes.len() {
+        if reach[i] {
+            let n = nodes[i];
+            map[i] = b.mk(Node {
+                yes: m(n.yes, &map),
+                no: m(n.no, &map),
+                ..n
+            });
+        }
+    }
+    let new_entry = map[entry as usize];
+    if new_entry < 0 {
+        return (Vec::new(), new_entry);
+    }
+    // Keep only nodes reachable from the new entry, then reverse so the
+    // entry comes first.
+    let built = b.nodes;
+    let mut reach = vec![false; built.len()];
+    reach[new_entry as usize] = true;
+    for i in (0..built.len()).rev() {
+        if reach[i] {
+            for t in [built[i].yes, built[i].no] {
+                if t >= 0 {
+                    reach[t as usize] = true;
+                }
+            }
+        }
+    }
+    let mut renum: Vec<Target> = vec![DROP; built.len()];
+    let mut count = 0;
+    for i in (0..built.len()).rev() {
+        if reach[i] {
+            renum[i] = count;
+            count += 1;
+        }
+    }
+    let mut out = Vec::with_capacity(count as usize);
+    for i in (0..built.len()).rev() {
+        if reach[i] {
+            let n = built[i];
+            out.push(Node {
+                yes: m(n.yes, &renum),
+                no: m(n.no, &renum),
+                ..n
+            });
+        }
+    }
+    (out, 0)
+}

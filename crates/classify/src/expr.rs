@@ -1,0 +1,215 @@
+//! Boolean expressions over masked 32-bit word tests ("atoms").
+//!
+//! Every pattern language in this crate lowers to an [`Expr`]. The leaves
+//! are [`Atom`]s: "the big-endian 32-bit word at OFFSET (relative to the
+//! network header or to the transport header), ANDed with MASK, equals
+//! VALUE". Each atom occurrence also carries the boolean it evaluates to when
+//! the packet is too short to hold every masked byte of the word (Click's
+//! `short_output`), which is how Click's out-of-bounds semantics are
+//! modelled exactly: a negation that "flips short" (used inside primitives
+//! such as `src port != 80`) also flips the short value of every atom below
+//! it, so such primitives are *false* on truncated packets, while an
+//! explicit `not`/`!` in the pattern is a plain logical negation.
+
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+
+/// One masked word comparison.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) struct Atom {
+    /// Offset relative to the transport header (`IHL*4` bytes past the
+    /// network header) instead of the network header / data start.
+    pub transp: bool,
+    /// Byte offset of the word.
+    pub off: u32,
+    pub mask: u32,
+    /// Always pre-masked (`value & mask == value`).
+    pub value: u32,
+}
+
+impl Atom {
+    pub(crate) fn new(transp: bool, off: u32, mask: u32, value: u32) -> Atom {
+        Atom {
+            transp,
+            off,
+            mask,
+            value: value & mask,
+        }
+    }
+
+    /// Number of leading bytes of the word that must be present in the
+    /// packet (Click's `required_length() - offset`).
+    pub(crate) fn nbytes(&self) -> u8 {
+        nbytes(self.mask)
+    }
+
+    /// Reads the word; `None` if the packet is too short.
+    #[inline]
+    pub(crate) fn read(&self, data: &[u8], tbase: usize) -> Option<u32> {
+        read_word(data, self.transp, self.off, self.mask, tbase)
+    }
+
+    /// Evaluates the atom: `Some(result)`, or `None` when short.
+    pub(crate) fn test(&self, data: &[u8], tbase: usize) -> Option<bool> {
+        self.read(data, tbase).map(|w| w & self.mask == self.value)
+    }
+}
+
+pub(crate) fn nbytes(mask: u32) -> u8 {
+    if mask == 0 {
+        0
+    } else if mask & 0xFF != 0 {
+        4
+    } else if mask & 0xFF00 != 0 {
+        3
+    } else if mask & 0xFF_0000 != 0 {
+        2
+    } else {
+        1
+    }
+}
+
+/// Transport header base for a packet starting at its IP header.
+#[inline]
+pub(crate) fn transport_base(data: &[u8]) -> usize {
+    match data.first() {
+        Some(b) => ((b & 0xF) as usize) * 4,
+        None => 0,
+    }
+}
+
+/// Reads the big-endian word at `base + off`; bytes past the packet end
+/// read as zero as long as the mask ignores them, otherwise `None` (short).
+#[inline]
+pub(crate) fn read_word(data: &[u8], transp: bool, off: u32, mask: u32, tbase: usize) -> Option<u32> {
+    let start = off as usize + if transp { tbase } else { 0 };
+    if let Some(b) = data.get(start..start + 4) {
+        return Some(u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
+    }
+    let need = nbytes(mask) as usize;
+    if start + need > data.len() {
+        return None;
+    }
+    let mut bytes = [0u8; 4];
+    for (i, b) in bytes.iter_mut().enumerate() {
+        if let Some(&x) = data.get(start + i) {
+            *b = x;
+        }
+    }
+    Some(u32::from_be_bytes(bytes))
+}
+
+/// A boolean formula over atoms.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Expr {
+    Const(bool),
+    /// An atom and the value it takes on short packets.
+    Atom(Atom, bool),
+    Not(Box<Expr>),
+    And(Vec<Expr>),
+    Or(Vec<Expr>),
+    /// `cond ? then : else`.
+    Ite(Box<Expr>, Box<Expr>, Box<Expr>),
+}
+
+impl Expr {
+    /// A fresh atom test (false on short packets). A zero mask is `true`.
+    pub(crate) fn atom(transp: bool, off: u32, mask: u32, value: u32) -> Expr {
+        if mask == 0 {
+            Expr::Const(true)
+        } else {
+            Expr::Atom(Atom::new(transp, off, mask, value), false)
+        }
+    }
+
+    /// Plain logical negation (Click's `negate_subtree(tree)`).
+    pub(crate) fn not(self) -> Expr {
+        match self {
+            Expr::Const(b) => Expr::Const(!b),
+            Expr::Not(e) => *e,
+            e => Expr::Not(Box::new(e)),
+        }
+    }
+
+    /// Negation that also flips short-packet behaviour
+    /// (Click's `negate_subtree(tree, true)`).
+    pub(crate) fn not_flip(mut self) -> Expr {
+        self.flip_short();
+        self.not()
+    }
+
+    fn flip_short(&mut self) {
+        match self {
+            Expr::Const(_) => {}
+            Expr::Atom(_, s) => *s = !*s,
+            Expr::Not(e) => e.flip_short(),
+            Expr::And(v) | Expr::Or(v) => v.iter_mut().for_each(Expr::flip_short),
+            Expr::Ite(a, b, c) => {
+                a.flip_short();
+                b.flip_short();
+                c.flip_short();
+            }
+        }
+    }
+
+    pub(crate) fn and(v: Vec<Expr>) -> Expr {
+        let mut out = Vec::with_capacity(v.len());
+        for e in v {
+            match e {
+                Expr::Const(true) => {}
+                Expr::Const(false) => return Expr::Const(false),
+                Expr::And(inner) => out.extend(inner),
+                e => out.push(e),
+            }
+        }
+        match out.len() {
+            0 => Expr::Const(true),
+            1 => out.pop().unwrap_or(Expr::Const(true)),
+            _ => Expr::And(out),
+        }
+    }
+
+    pub(crate) fn or(v: Vec<Expr>) -> Expr {
+        let mut out = Vec::with_capacity(v.len());
+        for e in v {
+            match e {
+                Expr::Const(false) => {}
+                Expr::Const(true) => return Expr::Const(true),
+                Expr::Or(inner) => out.extend(inner),
+                e => out.push(e),
+            }
+        }
+        match out.len() {
+            0 => Expr::Const(false),
+            1 => out.pop().unwrap_or(Expr::Const(false)),
+            _ => Expr::Or(out),
+        }
+    }
+
+    pub(crate) fn ite(c: Expr, a: Expr, b: Expr) -> Expr {
+        match c {
+            Expr::Const(true) => a,
+            Expr::Const(false) => b,
+            c => Expr::Ite(Box::new(c), Box::new(a), Box::new(b)),
+        }
+    }
+
+    /// Reference (tree-walking) evaluation; used by tests to check the
+    /// compiled program.
+    pub(crate) fn eval(&self, data: &[u8], tbase: usize) -> bool {
+        match self {
+            Expr::Const(b) => *b,
+            Expr::Atom(a, s) => a.test(data, tbase).unwrap_or(*s),
+            Expr::Not(e) => !e.eval(data, tbase),
+            Expr::And(v) => v.iter().all(|e| e.eval(data, tbase)),
+            Expr::Or(v) => v.iter().any(|e| e.eval(data, tbase)),
+            Expr::Ite(c, a, b) => {
+                if c.eval(data, tbase) {
+                    a.eval(data, tbase)
+                } else {
+                    b.eval(data, tbase)
+                }
+            }
+        }
+    }
+}
