@@ -2,6 +2,7 @@
 //! resolution, handlers, tasks, timers, notifiers and re-entrancy.
 
 mod common;
+use click::prelude::*;
 use common::*;
 
 fn errors(config: &str) -> Vec<String> {
