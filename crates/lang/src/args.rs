@@ -924,9 +924,9 @@ impl FromArg for Bandwidth {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kw {
     /// Consumed as a positional argument.
-    UsedPos,
+    Taken,
     /// Consumed as a keyword argument.
-    UsedKw,
+    TakenKeyword,
     /// Positional (no keyword).
     Positional,
     /// Keyword of this byte length.
@@ -988,7 +988,7 @@ impl Args {
         // None = not yet determined; Some(None) = blocked; Some(Some(i)) = index
         let mut position: Option<Option<usize>> = None;
         for i in 0..self.kw.len() {
-            if position.is_none() && self.kw[i] != Kw::UsedPos {
+            if position.is_none() && self.kw[i] != Kw::Taken {
                 position = Some(match self.kw[i] {
                     Kw::Positional | Kw::Keyword(_) => Some(i),
                     _ => None,
@@ -997,7 +997,7 @@ impl Args {
             if let Kw::Keyword(n) = self.kw[i] {
                 if n == klen && self.conf[i].as_bytes()[..n] == *keyword.as_bytes() {
                     got = Some((i, n));
-                    self.kw[i] = Kw::UsedKw;
+                    self.kw[i] = Kw::TakenKeyword;
                 }
             }
         }
@@ -1012,7 +1012,7 @@ impl Args {
                     if got.is_none_or(|(g, _)| g < p) {
                         got = Some((p, 0));
                     }
-                    self.kw[p] = Kw::UsedPos;
+                    self.kw[p] = Kw::Taken;
                 }
             }
         }
@@ -1067,7 +1067,7 @@ impl Args {
         for i in 0..self.kw.len() {
             if let Kw::Keyword(n) = self.kw[i] {
                 if n == kw.len() && self.conf[i].as_bytes()[..n] == *kw.as_bytes() {
-                    self.kw[i] = Kw::UsedKw;
+                    self.kw[i] = Kw::TakenKeyword;
                     let start = skip_ws(&self.conf[i], n);
                     out.push(
                         T::from_arg(&self.conf[i][start..]).map_err(|e| format!("{kw}: {e}"))?,
@@ -1083,7 +1083,7 @@ impl Args {
         let mut out = Vec::new();
         for i in 0..self.kw.len() {
             if matches!(self.kw[i], Kw::Positional | Kw::Keyword(_)) {
-                self.kw[i] = Kw::UsedPos;
+                self.kw[i] = Kw::Taken;
                 out.push(self.conf[i].clone());
             }
         }
@@ -1108,7 +1108,7 @@ impl Args {
             match k {
                 Kw::Positional => too_many = true,
                 Kw::Keyword(n) => errs.push(format!("{}: unknown argument", &self.conf[i][..*n])),
-                Kw::UsedPos | Kw::UsedKw => {}
+                Kw::Taken | Kw::TakenKeyword => {}
             }
         }
         if too_many {

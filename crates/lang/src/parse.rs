@@ -1035,10 +1035,8 @@ fn expand_vars(config: &str, env: &[Frame]) -> String {
     let mut s = 0;
     while s < b.len() {
         match b[s] {
-            b'\\' => {
-                if s + 1 < b.len() && quote == b'"' {
-                    s += 1;
-                }
+            b'\\' if s + 1 < b.len() && quote == b'"' => {
+                s += 1;
             }
             q @ (b'\'' | b'"') => {
                 if quote == 0 {

@@ -39,10 +39,10 @@ pub fn unparse(cfg: &FlatConfig) -> String {
         }
         let (te, tp) = (conns[ci].to, conns[ci].to_port);
         let mut result = None;
-        for d in 0..nc {
-            if d != ci && conns[d].from == te && conns[d].from_port == tp {
+        for (d, cd) in conns.iter().enumerate() {
+            if d != ci && cd.from == te && cd.from_port == tp {
                 result = Some(d);
-                if conns[d].to_port == 0 {
+                if cd.to_port == 0 {
                     break;
                 }
             }
