@@ -90,11 +90,13 @@ impl Builder {
     }
 }
 
-/// A fact known to hold (non-short) on some edge.
+/// A fact known on some edge: the test `atom` came out `eq`, or (when
+/// `maybe_short`) the packet may instead have been too short for it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Fact {
     atom: Atom,
     eq: bool,
+    maybe_short: bool,
 }
 
 const MAX_FACTS: usize = 48;
@@ -107,23 +109,30 @@ fn decide(facts: &[Fact], n: &Node) -> Option<bool> {
         if fa.transp != a.transp || fa.off != a.off {
             continue;
         }
-        // `n` surely non-short if it needs no more bytes than `f` did.
-        let nonshort = a.nbytes() <= fa.nbytes();
-        if f.eq {
-            let common = fa.mask & a.mask;
-            if (fa.value ^ a.value) & common != 0 {
-                if nonshort || !n.short_yes {
-                    return Some(false);
-                }
+        // Outcome of `n` if neither test is short.
+        let r = if f.eq {
+            if (fa.value ^ a.value) & fa.mask & a.mask != 0 {
+                false
             } else if a.mask & !fa.mask == 0 {
-                return Some(true);
+                true
+            } else {
+                continue;
             }
-        } else if a.mask & fa.mask == fa.mask
-            && a.value & fa.mask == fa.value
-            && (nonshort || !n.short_yes)
-        {
-            // n requires the bits of f to equal f's value, known false.
-            return Some(false);
+        } else if a.mask & fa.mask == fa.mask && a.value & fa.mask == fa.value {
+            // n requires f's bits to equal f's value, known false.
+            false
+        } else {
+            continue;
+        };
+        let (nb, fb) = (a.nbytes(), fa.nbytes());
+        let ok = if f.maybe_short {
+            // f short => n short (needs as many bytes); n short => r.
+            nb >= fb && n.short_yes == r
+        } else {
+            nb <= fb || n.short_yes == r
+        };
+        if ok {
+            return Some(r);
         }
     }
     None
@@ -161,16 +170,14 @@ fn thread_jumps(nodes: &mut [Node], entry: Target) {
         let node = nodes[i];
         for branch in [true, false] {
             let mut ef = facts.clone();
-            // The edge is only informative if short packets don't take it.
-            if node.short_yes != branch {
-                push_fact(
-                    &mut ef,
-                    Fact {
-                        atom: node.atom,
-                        eq: branch,
-                    },
-                );
-            }
+            push_fact(
+                &mut ef,
+                Fact {
+                    atom: node.atom,
+                    eq: branch,
+                    maybe_short: node.short_yes == branch,
+                },
+            );
             let mut tgt = if branch { node.yes } else { node.no };
             while tgt >= 0 {
                 let n = nodes[tgt as usize];
