@@ -53,7 +53,9 @@ pub(crate) fn parse_pattern(slot: usize, pat: &str) -> Result<Expr, String> {
         }
         let mut offset: u32 = 0;
         while i < len && s[i].is_ascii_digit() {
-            offset = offset.saturating_mul(10).saturating_add((s[i] - b'0') as u32);
+            offset = offset
+                .saturating_mul(10)
+                .saturating_add((s[i] - b'0') as u32);
             i += 1;
         }
         if offset > MAX_OFFSET {
@@ -81,7 +83,7 @@ pub(crate) fn parse_pattern(slot: usize, pat: &str) -> Result<Expr, String> {
         if vlen < 2 {
             return err("value has less than 2 hex digits");
         }
-        if vlen % 2 != 0 {
+        if !vlen.is_multiple_of(2) {
             return err("value has odd number of hex digits");
         }
         if let Some((mp, me)) = mask_range {

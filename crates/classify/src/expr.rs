@@ -81,7 +81,13 @@ pub(crate) fn transport_base(data: &[u8]) -> usize {
 /// Reads the big-endian word at `base + off`; bytes past the packet end
 /// read as zero as long as the mask ignores them, otherwise `None` (short).
 #[inline]
-pub(crate) fn read_word(data: &[u8], transp: bool, off: u32, mask: u32, tbase: usize) -> Option<u32> {
+pub(crate) fn read_word(
+    data: &[u8],
+    transp: bool,
+    off: u32,
+    mask: u32,
+    tbase: usize,
+) -> Option<u32> {
     let start = off as usize + if transp { tbase } else { 0 };
     if let Some(b) = data.get(start..start + 4) {
         return Some(u32::from_be_bytes([b[0], b[1], b[2], b[3]]));

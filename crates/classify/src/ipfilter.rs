@@ -313,13 +313,21 @@ fn lookup(word: &str, ty: T, proto: i32) -> Result<Lookup, String> {
         return Ok(Lookup::NotFound);
     }
     let any_ty = ty == T::None;
-    let tcpish = proto == UNKNOWN || proto == PROTO_TCP || proto == PROTO_UDP || proto == PROTO_TCP_OR_UDP || proto == PROTO_DCCP;
+    let tcpish = proto == UNKNOWN
+        || proto == PROTO_TCP
+        || proto == PROTO_UDP
+        || proto == PROTO_TCP_OR_UDP
+        || proto == PROTO_DCCP;
     let ok = [
         got[0].0.is_some() && (any_ty || ty == T::Proto),
         got[1].0.is_some() && (any_ty || ty == T::Port) && tcpish,
         false,
-        got[3].0.is_some() && (any_ty || ty == T::TcpOpt) && (proto == UNKNOWN || proto == PROTO_TCP || proto == PROTO_TCP_OR_UDP),
-        got[4].0.is_some() && (any_ty || ty == icmp_type) && (proto == UNKNOWN || proto == PROTO_ICMP),
+        got[3].0.is_some()
+            && (any_ty || ty == T::TcpOpt)
+            && (proto == UNKNOWN || proto == PROTO_TCP || proto == PROTO_TCP_OR_UDP),
+        got[4].0.is_some()
+            && (any_ty || ty == icmp_type)
+            && (proto == UNKNOWN || proto == PROTO_ICMP),
     ];
     let n = ok.iter().filter(|x| **x).count();
     if n == 1 {
@@ -348,7 +356,8 @@ fn tokenize(text: &str) -> Vec<&str> {
     let len = s.len();
     let mut words = Vec::new();
     let mut pos = 0;
-    let word_char = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'.' | b'/' | b'@' | b'_' | b':');
+    let word_char =
+        |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'.' | b'/' | b'@' | b'_' | b':');
     while pos < len {
         while pos < len && s[pos].is_ascii_whitespace() {
             pos += 1;
@@ -360,7 +369,8 @@ fn tokenize(text: &str) -> Vec<&str> {
         let n = match c {
             b'&' | b'|' if pos + 1 < len && s[pos + 1] == c => 2,
             b'<' | b'>' | b'!' | b'=' if pos + 1 < len && s[pos + 1] == b'=' => 2,
-            b'&' | b'|' | b'<' | b'>' | b'!' | b'=' | b'(' | b')' | b'[' | b']' | b',' | b';' | b'?' => 1,
+            b'&' | b'|' | b'<' | b'>' | b'!' | b'=' | b'(' | b')' | b'[' | b']' | b',' | b';'
+            | b'?' => 1,
             _ => {
                 let mut e = pos;
                 while e < len && word_char(s[e]) {
@@ -395,13 +405,14 @@ fn parse_int(w: &str) -> Option<i64> {
     if body.is_empty() {
         return None;
     }
-    let (radix, digits) = if let Some(h) = body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
-        (16, h)
-    } else if body.len() > 1 && body.starts_with('0') {
-        (8, &body[1..])
-    } else {
-        (10, body)
-    };
+    let (radix, digits) =
+        if let Some(h) = body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
+            (16, h)
+        } else if body.len() > 1 && body.starts_with('0') {
+            (8, &body[1..])
+        } else {
+            (10, body)
+        };
     if digits.is_empty() || digits.len() > 12 {
         return None;
     }
@@ -416,7 +427,11 @@ fn parse_octets(w: &str, max: usize) -> Option<([u8; 4], usize)> {
     let mut out = [0u8; 4];
     let mut n = 0;
     for part in w.split('.') {
-        if n >= max || part.is_empty() || part.len() > 3 || !part.bytes().all(|b| b.is_ascii_digit()) {
+        if n >= max
+            || part.is_empty()
+            || part.len() > 3
+            || !part.bytes().all(|b| b.is_ascii_digit())
+        {
             return None;
         }
         let v: u32 = part.parse().ok()?;
@@ -536,14 +551,21 @@ impl Prim {
     }
 
     /// Click's `Primitive::set_mask` (always with shift 0).
-    fn set_mask(&mut self, full: u32, provided: u32, warnings: &mut Vec<String>) -> Result<(), String> {
+    fn set_mask(
+        &mut self,
+        full: u32,
+        provided: u32,
+        warnings: &mut Vec<String>,
+    ) -> Result<(), String> {
         let data = self.u;
         let this_mask = if provided != 0 { provided } else { full };
         if this_mask & full != this_mask {
             return Err(format!("mask 0x{provided:X} out of range (0-0x{full:X})"));
         }
         if self.op == Op::Gt || self.op == Op::Lt {
-            if (self.op == Op::Lt && (data == 0 || data > this_mask)) || (self.op == Op::Gt && data >= this_mask) {
+            if (self.op == Op::Lt && (data == 0 || data > this_mask))
+                || (self.op == Op::Gt && data >= this_mask)
+            {
                 let will_be = if self.op == Op::Lt && data > this_mask {
                     !self.neg
                 } else {
@@ -573,13 +595,19 @@ impl Prim {
                 // 'x & 5 > 2' == 'x & 5 > 1': fill in below the highest
                 // value bit that the mask ignores.
                 let missing = (self.u & full) & !self.mask;
-                let add = u32::MAX.checked_shr(missing.leading_zeros() + 1).unwrap_or(0);
+                let add = u32::MAX
+                    .checked_shr(missing.leading_zeros() + 1)
+                    .unwrap_or(0);
                 self.u = (self.u | add) & self.mask;
             }
             return Ok(());
         }
         if data > full {
-            return Err(format!("'{}': out of range, bound {}", unparse_type(self.srcdst, self.ty), full));
+            return Err(format!(
+                "'{}': out of range, bound {}",
+                unparse_type(self.srcdst, self.ty),
+                full
+            ));
         }
         self.u = data;
         self.mask = this_mask;
@@ -587,7 +615,13 @@ impl Prim {
     }
 
     /// Click's `Primitive::check`: resolves implicit types and validates.
-    fn check(&mut self, prev: &Prim, mask_kind: MaskKind, pmask: u32, warnings: &mut Vec<String>) -> Result<(), String> {
+    fn check(
+        &mut self,
+        prev: &Prim,
+        mask_kind: MaskKind,
+        pmask: u32,
+        warnings: &mut Vec<String>,
+    ) -> Result<(), String> {
         let old_srcdst = self.srcdst;
         if self.ty == T::None {
             loop {
@@ -643,7 +677,11 @@ impl Prim {
                 Ok(())
             }
         };
-        let provided = if mask_kind == MaskKind::None { 0 } else { pmask };
+        let provided = if mask_kind == MaskKind::None {
+            0
+        } else {
+            pmask
+        };
 
         match self.ty {
             T::Host | T::Net => {
@@ -701,7 +739,10 @@ impl Prim {
                 }
                 if self.transp == UNKNOWN {
                     self.transp = PROTO_TCP_OR_UDP;
-                } else if !matches!(self.transp, PROTO_TCP | PROTO_UDP | PROTO_TCP_OR_UDP | PROTO_DCCP) {
+                } else if !matches!(
+                    self.transp,
+                    PROTO_TCP | PROTO_UDP | PROTO_TCP_OR_UDP | PROTO_DCCP
+                ) {
                     return Err(format!("'port': bad protocol {}", self.transp));
                 }
                 full_mask_ok(self)?;
@@ -763,7 +804,11 @@ impl Prim {
                     return Err(self.type_error("value missing"));
                 }
                 full_mask_ok(self)?;
-                let full = if f.nbits >= 32 { u32::MAX } else { (1u32 << f.nbits) - 1 };
+                let full = if f.nbits >= 32 {
+                    u32::MAX
+                } else {
+                    (1u32 << f.nbits) - 1
+                };
                 self.set_mask(full, provided, warnings)?;
             }
             T::None | T::Int => return Err("partial directive".into()),
@@ -806,7 +851,11 @@ impl Prim {
         if matches!(sd, SD_DST | SD_AND | SD_OR) {
             v.push(dst());
         }
-        let e = if sd == SD_OR { Expr::or(v) } else { Expr::and(v) };
+        let e = if sd == SD_OR {
+            Expr::or(v)
+        } else {
+            Expr::and(v)
+        };
         if self.neg {
             e.not_flip()
         } else {
@@ -817,7 +866,10 @@ impl Prim {
     /// Click's `Primitive::compile`.
     fn compile(&self) -> Expr {
         let mut parts = Vec::new();
-        let transport_test = matches!(self.ty, T::Port | T::TcpOpt | T::Field(Field { proto: Some(_), .. }));
+        let transport_test = matches!(
+            self.ty,
+            T::Port | T::TcpOpt | T::Field(Field { proto: Some(_), .. })
+        );
         if self.transp != UNKNOWN && self.ty != T::Proto {
             parts.push(proto_expr(self.transp));
         }
@@ -1074,7 +1126,9 @@ impl<'a> Parser<'a> {
                         if matches!(w2, Some("dst" | "dest")) && matches!(w1, Some("and" | "&&")) {
                             prim.set_srcdst(SD_AND)?;
                             pos += 2;
-                        } else if matches!(w2, Some("dst" | "dest")) && matches!(w1, Some("or" | "||")) {
+                        } else if matches!(w2, Some("dst" | "dest"))
+                            && matches!(w1, Some("or" | "||"))
+                        {
                             prim.set_srcdst(SD_OR)?;
                             pos += 2;
                         } else {
@@ -1214,23 +1268,30 @@ impl<'a> Parser<'a> {
         pos += 1;
         let syntax = || String::from("syntax error after '[', expected '[POS]' or '[POS:LEN]'");
         let int = |s: &str| parse_int(s).filter(|v| *v >= 0 && *v <= 0x1FFF);
-        let (fieldpos, len) = if let Some((a, b)) = comb.split_once(':').filter(|(_, b)| !b.is_empty()) {
-            (int(a).ok_or_else(syntax)?, parse_int(b).ok_or_else(syntax)?)
-        } else if let Some((a, b)) = comb.split_once(',').filter(|(_, b)| !b.is_empty()) {
-            let a = int(a).ok_or_else(syntax)?;
-            let b = parse_int(b).ok_or_else(syntax)?;
-            (a, b - a + 1)
-        } else {
-            (int(&comb).ok_or_else(syntax)?, 1)
-        };
+        let (fieldpos, len) =
+            if let Some((a, b)) = comb.split_once(':').filter(|(_, b)| !b.is_empty()) {
+                (int(a).ok_or_else(syntax)?, parse_int(b).ok_or_else(syntax)?)
+            } else if let Some((a, b)) = comb.split_once(',').filter(|(_, b)| !b.is_empty()) {
+                let a = int(a).ok_or_else(syntax)?;
+                let b = parse_int(b).ok_or_else(syntax)?;
+                (a, b - a + 1)
+            } else {
+                (int(&comb).ok_or_else(syntax)?, 1)
+            };
         if !(1..=4).contains(&len) {
             return Err("LEN in '[POS:LEN]' out of range, should be between 1 and 4".into());
         }
         let (bp, bl) = (fieldpos as u32 * 8, len as u32 * 8);
         if bp & !31 != (bp + bl - 1) & !31 {
-            return Err(format!("field [{fieldpos}:{len}] does not fit in a single word"));
+            return Err(format!(
+                "field [{fieldpos}:{len}] does not fit in a single word"
+            ));
         }
-        let proto = if prim.transp == UNKNOWN { None } else { Some(prim.transp) };
+        let proto = if prim.transp == UNKNOWN {
+            None
+        } else {
+            Some(prim.transp)
+        };
         prim.set_type(T::Field(Field {
             proto,
             bitoff: bp,
@@ -1270,7 +1331,11 @@ fn prefix_warnings(i: usize, from: usize, warnings: &mut [String]) {
 }
 
 /// One IPClassifier pattern.
-pub(crate) fn parse_pattern(i: usize, pat: &str, warnings: &mut Vec<String>) -> Result<Expr, String> {
+pub(crate) fn parse_pattern(
+    i: usize,
+    pat: &str,
+    warnings: &mut Vec<String>,
+) -> Result<Expr, String> {
     let from = warnings.len();
     let r = prefixed(i, parse_words(tokenize(pat), 0, warnings));
     prefix_warnings(i, from, warnings);
@@ -1292,7 +1357,10 @@ pub(crate) fn parse_rule(
     let slot = match slotwd {
         "allow" => {
             if noutputs == 0 {
-                return prefixed(i, Err("'allow' is meaningless, element has zero outputs".into()));
+                return prefixed(
+                    i,
+                    Err("'allow' is meaningless, element has zero outputs".into()),
+                );
             }
             Some(0)
         }

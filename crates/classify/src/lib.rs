@@ -78,7 +78,12 @@ impl Program {
         for (i, p) in patterns.iter().enumerate() {
             rules.push((classifier::parse_pattern(i, p)?, compile::output(i)));
         }
-        Ok(Program::build(rules, patterns.len(), Kind::Classifier, Vec::new()))
+        Ok(Program::build(
+            rules,
+            patterns.len(),
+            Kind::Classifier,
+            Vec::new(),
+        ))
     }
 
     /// IPClassifier patterns (one per output).
@@ -108,7 +113,12 @@ impl Program {
         Ok(Program::build(out, noutputs, Kind::Ip, warnings))
     }
 
-    fn build(rules: Vec<(Expr, Target)>, noutputs: usize, kind: Kind, warnings: Vec<String>) -> Program {
+    fn build(
+        rules: Vec<(Expr, Target)>,
+        noutputs: usize,
+        kind: Kind,
+        warnings: Vec<String>,
+    ) -> Program {
         let (nodes, entry) = compile::compile_rules(&rules, true);
         let insns = nodes
             .iter()
@@ -142,7 +152,11 @@ impl Program {
         if t < 0 {
             return decode(t);
         }
-        let tbase = if self.kind == Kind::Ip { transport_base(data) } else { 0 };
+        let tbase = if self.kind == Kind::Ip {
+            transport_base(data)
+        } else {
+            0
+        };
         loop {
             let ins = &self.insns[t as usize];
             let start = ins.off as usize + if ins.transp { tbase } else { 0 };
@@ -167,7 +181,11 @@ impl Program {
     pub fn steps(&self, data: &[u8]) -> usize {
         let mut t = self.entry;
         let mut n = 0;
-        let tbase = if self.kind == Kind::Ip { transport_base(data) } else { 0 };
+        let tbase = if self.kind == Kind::Ip {
+            transport_base(data)
+        } else {
+            0
+        };
         while t >= 0 {
             let ins = &self.insns[t as usize];
             n += 1;
@@ -185,7 +203,11 @@ impl Program {
     /// rule wins), independent of the compiled program. For testing.
     #[doc(hidden)]
     pub fn reference_matches(&self, data: &[u8]) -> Option<usize> {
-        let tbase = if self.kind == Kind::Ip { transport_base(data) } else { 0 };
+        let tbase = if self.kind == Kind::Ip {
+            transport_base(data)
+        } else {
+            0
+        };
         for (e, t) in &self.rules {
             if e.eval(data, tbase) {
                 return decode(*t);

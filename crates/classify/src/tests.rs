@@ -45,7 +45,7 @@ impl Ip {
     }
     fn bytes(&self) -> Vec<u8> {
         let hl = 20 + self.opts.len();
-        assert!(hl % 4 == 0);
+        assert!(hl.is_multiple_of(4));
         let tot = hl + self.payload.len();
         let mut v = vec![0x40 | (hl / 4) as u8, self.tos];
         v.extend_from_slice(&(tot as u16).to_be_bytes());
@@ -99,7 +99,12 @@ fn ipc(pats: &[&str]) -> Program {
 fn m(pat: &str, pkt: &[u8]) -> bool {
     let p = ipc(&[pat]);
     let r = p.matches(pkt);
-    assert_eq!(r, p.reference_matches(pkt), "compiled vs reference for {pat:?}\n{}", p.dump());
+    assert_eq!(
+        r,
+        p.reference_matches(pkt),
+        "compiled vs reference for {pat:?}\n{}",
+        p.dump()
+    );
     r == Some(0)
 }
 
@@ -115,7 +120,8 @@ fn err(pat: &str) -> String {
 
 #[test]
 fn classifier_ethernet() {
-    let p = Program::compile_classifier(&["12/0806 20/0001", "12/0806 20/0002", "12/0800", "-"]).unwrap();
+    let p = Program::compile_classifier(&["12/0806 20/0001", "12/0806 20/0002", "12/0800", "-"])
+        .unwrap();
     let mut arp_req = vec![0u8; 42];
     arp_req[12] = 0x08;
     arp_req[13] = 0x06;
@@ -175,9 +181,15 @@ fn classifier_errors() {
     assert_eq!(e(&["12/0800", "x"]), "pattern 1: expected a digit");
     assert_eq!(e(&["12"]), "pattern 0: expected '/'");
     assert_eq!(e(&["12/8"]), "pattern 0: value has less than 2 hex digits");
-    assert_eq!(e(&["12/080"]), "pattern 0: value has odd number of hex digits");
+    assert_eq!(
+        e(&["12/080"]),
+        "pattern 0: value has odd number of hex digits"
+    );
     assert_eq!(e(&["12/0800%ff"]), "pattern 0: mask has too few hex digits");
-    assert_eq!(e(&["12/08%ffff"]), "pattern 0: mask has too many hex digits");
+    assert_eq!(
+        e(&["12/08%ffff"]),
+        "pattern 0: mask has too many hex digits"
+    );
     assert_eq!(e(&["12/0800 -"]), "pattern 0: expected a digit");
 }
 
@@ -186,7 +198,10 @@ fn classifier_errors() {
 
 #[test]
 fn hosts_and_nets() {
-    let p = tcp(1000, 80, 0x02).src([10, 0, 0, 1]).dst([192, 168, 1, 2]).bytes();
+    let p = tcp(1000, 80, 0x02)
+        .src([10, 0, 0, 1])
+        .dst([192, 168, 1, 2])
+        .bytes();
     assert!(m("host 10.0.0.1", &p));
     assert!(m("host 192.168.1.2", &p));
     assert!(!m("host 10.0.0.2", &p));
@@ -257,7 +272,7 @@ fn ports() {
     assert!(m("not src tcp port 5", &u));
     assert!(m("src and dst port > 50", &u) && !m("src and dst port > 60", &u));
     assert!(m("src tcp port & 0xff00 == 0x0300", &t)); // 1000 = 0x3e8
-    // ports are not checked on ICMP
+                                                       // ports are not checked on ICMP
     assert!(!m("port 80", &icmp(8, 0).bytes()));
     assert!(m("dst tcp port 8000 or 8080", &tcp(1, 8080, 0).bytes()));
 }
@@ -269,12 +284,23 @@ fn relations_exhaustive_on_ttl() {
         p.ttl = ttl;
         let b = p.bytes();
         for v in [0u32, 1, 64, 128, 254, 255] {
-            assert_eq!(m(&alloc::format!("ip ttl > {v}"), &b), ttl as u32 > v, "ttl {ttl} > {v}");
-            assert_eq!(m(&alloc::format!("ip ttl < {v}"), &b), (ttl as u32) < v, "ttl {ttl} < {v}");
+            assert_eq!(
+                m(&alloc::format!("ip ttl > {v}"), &b),
+                ttl as u32 > v,
+                "ttl {ttl} > {v}"
+            );
+            assert_eq!(
+                m(&alloc::format!("ip ttl < {v}"), &b),
+                (ttl as u32) < v,
+                "ttl {ttl} < {v}"
+            );
             assert_eq!(m(&alloc::format!("ip ttl >= {v}"), &b), ttl as u32 >= v);
             assert_eq!(m(&alloc::format!("ip ttl <= {v}"), &b), ttl as u32 <= v);
             assert_eq!(m(&alloc::format!("ip ttl != {v}"), &b), ttl as u32 != v);
-            assert_eq!(m(&alloc::format!("ip ttl & 0x5a > {v}"), &b), (ttl & 0x5a) as u32 > v);
+            assert_eq!(
+                m(&alloc::format!("ip ttl & 0x5a > {v}"), &b),
+                (ttl & 0x5a) as u32 > v
+            );
         }
     }
 }
@@ -353,7 +379,11 @@ fn icmp_types() {
     let echo = icmp(8, 0).bytes();
     let reply = icmp(0, 0).bytes();
     assert!(m("icmp type echo", &echo) && !m("icmp type echo", &reply));
-    assert!(m("icmp type echo-reply", &reply) && m("icmp echo-reply", &reply) && m("echo-reply", &reply));
+    assert!(
+        m("icmp type echo-reply", &reply)
+            && m("icmp echo-reply", &reply)
+            && m("echo-reply", &reply)
+    );
     assert!(m("icmp type 8", &echo) && m("icmp type > 3", &echo));
     assert!(m("icmp type != 0", &echo) && !m("icmp type != 0", &tcp(1, 2, 0).bytes()));
     assert!(m("icmp echo", &echo));
@@ -387,6 +417,11 @@ fn short_packets() {
     assert!(m("not tcp", &full[..9]));
     assert!(!m("host 10.0.0.1", &[]));
     assert!(m("true", &[]) && m("-", &[]) && !m("false", &[]));
+    // overlapping tests of different widths on the same word
+    assert!(!m("src tcp port 1000 and transp[0:4] != 5", trunc));
+    assert!(m("src tcp port 1000 and not transp[0:4] = 5", trunc));
+    assert!(!m("src tcp port 1000 and transp[0:4] = 5", trunc));
+    assert!(m("src tcp port 1000 and transp[0:4] != 5", &full));
     // ip[0] needs only 1 byte
     assert!(m("ip[0] = 0x45", &full[..1]));
 }
@@ -412,7 +447,12 @@ fn connectives() {
 
 #[test]
 fn first_match_wins_ipclassifier() {
-    let p = ipc(&["10.0.0.0/24 and syn", "10.0.0.0/24 and fin ack", "10.0.0.0/24 and tcp", "-"]);
+    let p = ipc(&[
+        "10.0.0.0/24 and syn",
+        "10.0.0.0/24 and fin ack",
+        "10.0.0.0/24 and tcp",
+        "-",
+    ]);
     assert_eq!(p.matches(&tcp(1, 2, 0x02).bytes()), Some(0));
     assert_eq!(p.matches(&tcp(1, 2, 0x11).bytes()), Some(1));
     assert_eq!(p.matches(&tcp(1, 2, 0x10).bytes()), Some(2));
@@ -433,7 +473,11 @@ fn ipfilter_actions() {
     assert_eq!(p.matches(&icmp(8, 0).bytes()), Some(1));
     assert_eq!(p.matches(&Ip::new(2).bytes()), None);
     assert_eq!(p.noutputs(), 2);
-    assert!(p.warnings().iter().any(|w| w.contains("deny")), "{:?}", p.warnings());
+    assert!(
+        p.warnings().iter().any(|w| w.contains("deny")),
+        "{:?}",
+        p.warnings()
+    );
     let p = f(&["allow"], 1);
     assert_eq!(p.matches(&[]), Some(0));
     assert!(p.is_empty());
@@ -447,16 +491,28 @@ fn ipfilter_actions() {
 #[test]
 fn ipfilter_errors() {
     let e = |r: &[&str], n| Program::compile_ip_filter(r, n).unwrap_err();
-    assert_eq!(e(&["allow tcp", "3 udp"], 2), "pattern 1: slot '3' out of range");
-    assert_eq!(e(&["allow tcp"], 0), "pattern 0: 'allow' is meaningless, element has zero outputs");
+    assert_eq!(
+        e(&["allow tcp", "3 udp"], 2),
+        "pattern 1: slot '3' out of range"
+    );
+    assert_eq!(
+        e(&["allow tcp"], 0),
+        "pattern 0: 'allow' is meaningless, element has zero outputs"
+    );
     assert_eq!(e(&["permit tcp"], 1), "pattern 0: unknown slot ID 'permit'");
     assert_eq!(e(&["allow tcp", ""], 1), "empty pattern 1");
-    assert_eq!(e(&["allow tcp )"], 1), "pattern 0: garbage after expression at ')'");
+    assert_eq!(
+        e(&["allow tcp )"], 1),
+        "pattern 0: garbage after expression at ')'"
+    );
 }
 
 #[test]
 fn pattern_errors() {
-    assert_eq!(err("echo"), "pattern 0: 'echo' is ambiguous; try 'port echo', 'icmp type echo'");
+    assert_eq!(
+        err("echo"),
+        "pattern 0: 'echo' is ambiguous; try 'port echo', 'icmp type echo'"
+    );
     assert_eq!(err("tcp and"), "pattern 0: missing expression");
     assert_eq!(err("(tcp"), "pattern 0: missing ')'");
     assert_eq!(err("not"), "pattern 0: missing expression after 'not'");
@@ -480,14 +536,21 @@ fn pattern_errors() {
     assert!(err("tcp[0] & 0 = 1").contains("zero mask"));
     assert!(err("ip ce 1").contains("not supported") || err("ip ce 1").contains("value"));
     assert!(err("tcp opt != syn").contains("not supported"));
-    assert!(err("ip proto tcpudp > 1").contains("not supported") || err("ip proto tcpudp > 1").contains("proto"));
+    assert!(
+        err("ip proto tcpudp > 1").contains("not supported")
+            || err("ip proto tcpudp > 1").contains("proto")
+    );
 }
 
 #[test]
 fn warnings_always_true_false() {
     let p = ipc(&["dst port > 65535", "ip ttl < 0", "ip ttl >= 0"]);
     let w = p.warnings();
-    assert!(w.iter().any(|s| s.starts_with("pattern 0: relation '> 65535' is always false")), "{w:?}");
+    assert!(
+        w.iter()
+            .any(|s| s.starts_with("pattern 0: relation '> 65535' is always false")),
+        "{w:?}"
+    );
     assert!(w.iter().any(|s| s.starts_with("pattern 1:")), "{w:?}");
     assert_eq!(p.matches(&tcp(1, 2, 0).bytes()), Some(2));
 }
@@ -530,7 +593,12 @@ fn firewall_is_compact_and_fast() {
         assert_eq!(p.reference_matches(b), *want);
         max = max.max(p.steps(b));
     }
-    std::println!("firewall: {} insns, max {} steps/packet\n{}", p.len(), max, p.dump());
+    std::println!(
+        "firewall: {} insns, max {} steps/packet\n{}",
+        p.len(),
+        max,
+        p.dump()
+    );
     assert!(max <= 14, "max steps {max}\n{}", p.dump());
     assert!(p.len() <= 60, "{} insns\n{}", p.len(), p.dump());
 }
