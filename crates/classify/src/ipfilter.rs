@@ -1306,6 +1306,10 @@ fn parse_words(words: Vec<&str>, start: usize, warnings: &mut Vec<String>) -> Re
     if n == start || (n == start + 1 && matches!(words[start], "-" | "any" | "all")) {
         return Ok(Expr::Const(true));
     }
+    if n == start + 1 && words[start] == "none" {
+        // Extension: a pattern consisting of "none" matches nothing.
+        return Ok(Expr::Const(false));
+    }
     let mut p = Parser {
         words,
         pos: start,
@@ -1330,6 +1334,43 @@ fn prefix_warnings(i: usize, from: usize, warnings: &mut [String]) {
     }
 }
 
+/// Click's `cp_unquote`, simplified: removes `"..."` and `'...'` quoting
+/// (with backslash escapes inside double quotes).
+fn unquote(s: &str) -> String {
+    if !s.contains(['"', '\'']) {
+        return s.into();
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut it = s.chars();
+    while let Some(c) = it.next() {
+        match c {
+            '"' => {
+                while let Some(c) = it.next() {
+                    match c {
+                        '"' => break,
+                        '\\' => {
+                            if let Some(n) = it.next() {
+                                out.push(n);
+                            }
+                        }
+                        c => out.push(c),
+                    }
+                }
+            }
+            '\'' => {
+                for c in it.by_ref() {
+                    if c == '\'' {
+                        break;
+                    }
+                    out.push(c);
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// One IPClassifier pattern.
 pub(crate) fn parse_pattern(
     i: usize,
@@ -1337,7 +1378,8 @@ pub(crate) fn parse_pattern(
     warnings: &mut Vec<String>,
 ) -> Result<Expr, String> {
     let from = warnings.len();
-    let r = prefixed(i, parse_words(tokenize(pat), 0, warnings));
+    let pat = unquote(pat);
+    let r = prefixed(i, parse_words(tokenize(&pat), 0, warnings));
     prefix_warnings(i, from, warnings);
     r
 }
@@ -1349,7 +1391,8 @@ pub(crate) fn parse_rule(
     noutputs: usize,
     warnings: &mut Vec<String>,
 ) -> Result<(Option<usize>, Expr), String> {
-    let words = tokenize(rule);
+    let rule = unquote(rule);
+    let words = tokenize(&rule);
     let Some(&slotwd) = words.first() else {
         return Err(format!("empty pattern {i}"));
     };

@@ -7,6 +7,29 @@
 //! `Classification::Wordwise::Program`). Matching a packet walks the DAG,
 //! one load + AND + compare per step, with no string or AST work.
 //!
+//! # Languages
+//!
+//! * **Classifier**: space-separated `[!]OFFSET/HEXVALUE[%HEXMASK]` clauses
+//!   (`?` = don't-care nibble, even number of digits, mask as long as the
+//!   value), `-` (or an empty pattern) matches everything.
+//! * **IPClassifier / IPFilter** (Click's tcpdump-like language):
+//!   `[src|dst|src or dst|src and dst] host ADDR`, `... net ADDR/LEN`,
+//!   `... net ADDR mask MASK`, `[SD] [tcp|udp] port PORT` (names such as
+//!   `www`/`http`, `ssh`, `domain`/`dns`, ...), `ip proto PROTO` and the
+//!   shorthands `tcp`, `udp`, `icmp`, `igmp`, `ipip`, `tcpudp`, `ip vers`,
+//!   `ip hl`, `ip tos`, `ip dscp`, `ip ecn` (extension), `ip ect [N]`,
+//!   `ip ce`, `ip ttl`, `ip len`, `ip id`, `ip frag`, `ip unfrag`,
+//!   `tcp opt syn|fin|ack|rst|psh|urg` (or just `syn`, `tcp syn`, ...),
+//!   `tcp win`, `icmp type TYPE` (names such as `echo`, `echo-reply`,
+//!   `unreachable`, ...), `ip[POS]`, `ip[POS:LEN]`, `tcp[..]`, `udp[..]`,
+//!   `icmp[..]`, `transp[..]`; optional `& MASK` and relations `==`, `=`,
+//!   `!=`, `<`, `>`, `<=`, `>=`; `true`, `false`; connectives `and`/`&&`
+//!   (or juxtaposition), `or`/`||`, `not`/`!`, parentheses and
+//!   `COND ? A : B`. A whole pattern of `-`, `any` or `all` matches
+//!   everything (`none`, an extension, matches nothing). Bare values take
+//!   their type from the previous primitive (`src port 80 or 443`).
+//!   Transport-layer primitives only match first fragments.
+//!
 //! # Offsets and short packets
 //!
 //! * `Classifier`: offsets are relative to the start of `data`.

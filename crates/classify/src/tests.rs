@@ -543,6 +543,27 @@ fn pattern_errors() {
 }
 
 #[test]
+fn quoting_none_and_misc() {
+    let t = tcp(1000, 80, 0x02).bytes();
+    assert!(m("\"dst port 80\"", &t));
+    assert!(m("'tcp' and \"syn\"", &t));
+    assert!(!m("none", &t));
+    let p = Program::compile_ip_filter(&["\"allow tcp\""], 1).unwrap();
+    assert_eq!(p.matches(&t), Some(0));
+    assert!(m("dst host 10.0.0.9 or 192.168.1.2", &t));
+    assert!(!m("src host 10.0.0.9 or 192.168.1.2", &t));
+    assert!(m("ip ttl 1 or 2 or 64", &t));
+    let p = ipc(&["src ip ttl 64"]);
+    assert!(
+        p.warnings()[0].contains("'src' or 'dst' ignored"),
+        "{:?}",
+        p.warnings()
+    );
+    // juxtaposition and a trailing relation quirk
+    assert!(m("tcp syn dst port 80", &t));
+}
+
+#[test]
 fn warnings_always_true_false() {
     let p = ipc(&["dst port > 65535", "ip ttl < 0", "ip ttl >= 0"]);
     let w = p.warnings();
