@@ -623,3 +623,32 @@ fn firewall_is_compact_and_fast() {
     assert!(max <= 14, "max steps {max}\n{}", p.dump());
     assert!(p.len() <= 60, "{} insns\n{}", p.len(), p.dump());
 }
+
+#[test]
+fn large_rule_set_compiles_quickly() {
+    let rules: Vec<String> = (0..2000)
+        .map(|i| {
+            alloc::format!(
+                "{} src host 10.{}.{}.1 && tcp dst port {}",
+                if i % 3 == 0 { "drop" } else { "allow" },
+                i / 250,
+                i % 250,
+                1000 + i % 50
+            )
+        })
+        .collect();
+    let refs: Vec<&str> = rules.iter().map(|s| s.as_str()).collect();
+    let t0 = std::time::Instant::now();
+    let p = Program::compile_ip_filter(&refs, 1).unwrap();
+    let el = t0.elapsed();
+    let hit = tcp(5, 1000 + 1999 % 50, 0).src([10, 7, 249, 1]).bytes();
+    assert_eq!(p.matches(&hit), p.reference_matches(&hit));
+    assert_eq!(p.matches(&hit), Some(0));
+    std::println!(
+        "2000 rules: {} insns, compile {:?}, {} steps",
+        p.len(),
+        el,
+        p.steps(&hit)
+    );
+    assert!(el.as_secs() < 5);
+}
