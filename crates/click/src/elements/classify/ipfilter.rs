@@ -1,0 +1,114 @@
+//! IPFilter: filters IP packets by contents with tcpdump-like rules.
+
+use super::{dispatch, port_code, DROP_PORT};
+use crate::prelude::*;
+use click_classify::Program;
+use click_lang::args::split_args;
+
+/// Matching core shared by `IPFilter` and `IPClassifier`: a compiled
+/// program run on the packet from its network-header annotation.
+#[derive(Default)]
+pub(crate) struct IpMatcher {
+    pub(crate) prog: Option<Program>,
+    pub(crate) noutputs: usize,
+    ports: Vec<u32>,
+}
+
+impl IpMatcher {
+    /// The output for `p`, or [`DROP_PORT`]. Packets without a network
+    /// header annotation are dropped (Click requires CheckIPHeader or
+    /// MarkIPHeader upstream).
+    #[inline]
+    pub(crate) fn port_for(prog: &Program, noutputs: usize, p: &Packet) -> u32 {
+        match p.network_header() {
+            Some(d) => port_code(prog.matches(d), noutputs),
+            None => DROP_PORT,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn push(&mut self, p: Packet, cx: &Ctx) {
+        let Some(prog) = &self.prog else { return };
+        let o = Self::port_for(prog, self.noutputs, &p);
+        if o != DROP_PORT {
+            cx.push(o as usize, p);
+        }
+    }
+
+    #[inline]
+    pub(crate) fn push_batch(&mut self, batch: Batch, cx: &Ctx) {
+        let Some(prog) = &self.prog else { return };
+        self.ports.clear();
+        for p in &batch {
+            self.ports.push(Self::port_for(prog, self.noutputs, p));
+        }
+        dispatch(batch, &self.ports, cx);
+    }
+
+    pub(crate) fn program(&self) -> String {
+        self.prog.as_ref().map(|p| p.dump()).unwrap_or_default()
+    }
+}
+
+/// `IPFilter(ACTION_1 PATTERN_1, ..., ACTION_N PATTERN_N)`.
+#[derive(Default)]
+pub struct IPFilter {
+    m: IpMatcher,
+}
+
+pub static SPEC: ClassSpec = ClassSpec {
+    name: "IPFilter",
+    port_count: "1/-",
+    processing: "h/h",
+    group: "classify",
+    signature: "IPFilter(ACTION_1 PATTERN_1, ..., ACTION_N PATTERN_N)",
+    summary: "Filters IP packets by contents.",
+    description: "Filters IP packets with ACTION-PATTERN rules, tried in order; the first \
+matching rule decides. ACTION is an output port number, `allow` (same as `0`), or `drop` (also \
+`deny`). PATTERNs are tcpdump-like expressions as for IPClassifier (`src host 10.0.0.1`, \
+`tcp dst port 80`, `icmp type echo`, `ip frag`, `len > 100`, `-`/`all`/`any`, combined with \
+`and`, `or`, `not`, parentheses). Packets that match no rule are dropped.\n\n\
+Input packets must have their IP header annotation set (CheckIPHeader or MarkIPHeader do \
+this); packets without one are dropped.\n\n\
+Writing the `config` handler replaces the rules atomically while running; if the new rules \
+do not parse, the old ones stay in force.",
+    ports: "one input; any number of outputs",
+    handlers: &[HandlerDoc {
+        name: "program",
+        mode: HandlerMode::Read,
+        text: "The compiled decision program.",
+    }],
+    live_reconfigure: true,
+    order_sensitive: false,
+    make: || Box::new(IPFilter::default()),
+};
+
+impl Element for IPFilter {
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let conf = split_args(config);
+        let rules: Vec<&str> = conf.iter().map(|s| s.as_str()).collect();
+        let prog = Program::compile_ip_filter(&rules, cx.noutputs)?;
+        self.m.prog = Some(prog);
+        self.m.noutputs = cx.noutputs;
+        Ok(())
+    }
+
+    #[inline]
+    fn push(&mut self, _port: usize, p: Packet, cx: &Ctx) {
+        self.m.push(p, cx);
+    }
+
+    #[inline]
+    fn push_batch(&mut self, _port: usize, batch: Batch, cx: &Ctx) {
+        self.m.push_batch(batch, cx);
+    }
+
+    fn read_handler(&mut self, name: &str, _cx: &Ctx) -> Option<HandlerResult<String>> {
+        match name {
+            "program" => Some(Ok(self.m.program())),
+            _ => None,
+        }
+    }
+
+    crate::element_any!();
+}
