@@ -1,0 +1,681 @@
+//! The `click` userlevel driver: Click's command line, configuration
+//! loading, the run loop (real or simulated time) and `-h` handler output.
+
+use crate::console::StdConsole;
+use click::prelude::*;
+use click::router::HandlerError;
+use std::io::{Read, Write};
+use std::rc::Rc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// The system clock.
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> Timestamp {
+        match SystemTime::now().duration_since(UNIX_EPOCH) {
+            Ok(d) => Timestamp::from_nsec(d.as_nanos().min(i64::MAX as u128) as i64),
+            Err(_) => Timestamp::ZERO,
+        }
+    }
+}
+
+/// Parsed command line.
+#[derive(Default, Debug)]
+pub struct Options {
+    pub router_file: Option<String>,
+    pub file_is_expr: bool,
+    pub output_file: Option<String>,
+    pub quit: bool,
+    pub report_time: bool,
+    pub warnings: bool,
+    pub handlers: Vec<String>,
+    pub exit_handler: Option<String>,
+    pub defines: Vec<(String, String)>,
+    /// `Some(start)` under `--simtime`; `Some(None)` start = now.
+    pub simtime: Option<Option<Timestamp>>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Opt {
+    File,
+    Expr,
+    Handler,
+    ExitHandler,
+    Output,
+    Quit,
+    Time,
+    Warnings,
+    NoWarnings,
+    SimTime,
+    Help,
+    Version,
+    Port,
+    UnixSocket,
+    Reconfig,
+    Threads,
+    ClickPath,
+}
+
+/// (long name, short, option, argument: 0 none, 1 required, 2 optional, negatable)
+const OPTIONS: &[(&str, Option<char>, Opt, u8)] = &[
+    ("allow-reconfigure", Some('R'), Opt::Reconfig, 0),
+    ("clickpath", Some('C'), Opt::ClickPath, 1),
+    ("expression", Some('e'), Opt::Expr, 1),
+    ("exit-handler", Some('x'), Opt::ExitHandler, 1),
+    ("file", Some('f'), Opt::File, 1),
+    ("handler", Some('h'), Opt::Handler, 1),
+    ("help", None, Opt::Help, 0),
+    ("no-warnings", Some('w'), Opt::NoWarnings, 0),
+    ("output", Some('o'), Opt::Output, 1),
+    ("port", Some('p'), Opt::Port, 1),
+    ("quit", Some('q'), Opt::Quit, 0),
+    ("quiet", None, Opt::Quit, 0),
+    ("simtime", None, Opt::SimTime, 2),
+    ("threads", Some('j'), Opt::Threads, 1),
+    ("time", Some('t'), Opt::Time, 0),
+    ("unix-socket", Some('u'), Opt::UnixSocket, 1),
+    ("version", Some('v'), Opt::Version, 0),
+    ("warnings", None, Opt::Warnings, 0),
+];
+
+pub fn short_usage(prog: &str) -> String {
+    format!("Usage: {prog} [OPTION]... [ROUTERFILE]\nTry '{prog} --help' for more information.\n")
+}
+
+pub fn usage(prog: &str) -> String {
+    format!(
+        "'Click' runs a Click router configuration at user level. It installs the
+configuration, reporting any errors to standard error, and then generally runs
+until interrupted.
+
+Usage: {prog} [OPTION]... [ROUTERFILE]
+
+Options:
+  -f, --file FILE               Read router configuration from FILE.
+  -e, --expression EXPR         Use EXPR as router configuration.
+  -h, --handler ELEMENT.H       Call ELEMENT's read handler H after running
+                                driver and print result to standard output.
+  -x, --exit-handler ELEMENT.H  Use handler ELEMENT.H value for exit status.
+  -o, --output FILE             Write flat configuration to FILE.
+  -q, --quit                    Do not run driver.
+  -t, --time                    Print information on how long driver took.
+  -w, --no-warnings             Do not print warnings.
+      --simtime[=TIME]          Run in simulated time, starting at TIME
+                                (seconds since the epoch; default now).
+  -j, --threads N               Accepted for compatibility; one thread runs.
+      --help                    Print this message and exit.
+  -v, --version                 Print version number and exit.
+
+Arguments of the form NAME=VALUE define configuration parameters ($NAME).
+Not supported: -p/--port, -u/--unix-socket, -R/--allow-reconfigure.
+"
+    )
+}
+
+/// What parsing the command line decided.
+pub enum Parsed {
+    Run(Options),
+    /// Print this to stdout and exit 0.
+    Exit(String),
+    /// Print these errors (and the short usage) and exit 1.
+    Bad(Vec<String>),
+}
+
+fn is_define(arg: &str) -> Option<(String, String)> {
+    let eq = arg.find('=')?;
+    if eq == 0 {
+        return None;
+    }
+    let name = &arg[..eq];
+    if name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+        Some((name.to_string(), arg[eq + 1..].to_string()))
+    } else {
+        None
+    }
+}
+
+/// Parses Click's command line (without the program name).
+pub fn parse_args(prog: &str, args: &[String]) -> Parsed {
+    let mut o = Options {
+        warnings: true,
+        ..Default::default()
+    };
+    let mut errors: Vec<String> = Vec::new();
+    let mut i = 0;
+    let mut only_args = false;
+    // (option, argument, spelling)
+    let mut items: Vec<(Option<Opt>, Option<String>, String)> = Vec::new();
+    while i < args.len() {
+        let a = &args[i];
+        i += 1;
+        if only_args || a == "-" || !a.starts_with('-') {
+            items.push((None, Some(a.clone()), a.clone()));
+            continue;
+        }
+        if a == "--" {
+            only_args = true;
+            continue;
+        }
+        if let Some(long) = a.strip_prefix("--") {
+            let (name, val) = match long.split_once('=') {
+                Some((n, v)) => (n, Some(v.to_string())),
+                None => (long, None),
+            };
+            let exact = OPTIONS.iter().find(|x| x.0 == name);
+            let cands: Vec<_> = OPTIONS.iter().filter(|x| x.0.starts_with(name)).collect();
+            let found = match (exact, cands.len()) {
+                (Some(x), _) => Some(x),
+                (None, 1) => Some(cands[0]),
+                (None, 0) => {
+                    errors.push(format!("{prog}: unrecognized option '--{name}'"));
+                    None
+                }
+                _ => {
+                    errors.push(format!("{prog}: option '--{name}' is ambiguous"));
+                    None
+                }
+            };
+            let Some(&(lname, _, opt, argk)) = found else {
+                break;
+            };
+            match argk {
+                0 if val.is_some() => {
+                    errors.push(format!("{prog}: '--{lname}' can't take an argument"));
+                    break;
+                }
+                0 | 2 => items.push((Some(opt), val, format!("--{lname}"))),
+                _ => {
+                    let v = match val {
+                        Some(v) => v,
+                        None if i < args.len() => {
+                            i += 1;
+                            args[i - 1].clone()
+                        }
+                        None => {
+                            errors.push(format!("{prog}: '--{lname}' requires an argument"));
+                            break;
+                        }
+                    };
+                    items.push((Some(opt), Some(v), format!("--{lname}")));
+                }
+            }
+            continue;
+        }
+        // short options, possibly clustered
+        let chars: Vec<char> = a[1..].chars().collect();
+        let mut k = 0;
+        while k < chars.len() {
+            let c = chars[k];
+            k += 1;
+            let Some(&(_, _, opt, argk)) = OPTIONS.iter().find(|x| x.1 == Some(c)) else {
+                errors.push(format!("{prog}: unrecognized option '-{c}'"));
+                break;
+            };
+            if argk == 1 {
+                let rest: String = chars[k..].iter().collect();
+                let v = if !rest.is_empty() {
+                    rest
+                } else if i < args.len() {
+                    i += 1;
+                    args[i - 1].clone()
+                } else {
+                    errors.push(format!("{prog}: '-{c}' requires an argument"));
+                    break;
+                };
+                items.push((Some(opt), Some(v), format!("-{c}")));
+                break;
+            }
+            items.push((Some(opt), None, format!("-{c}")));
+        }
+        if !errors.is_empty() {
+            break;
+        }
+    }
+    if !errors.is_empty() {
+        return Parsed::Bad(errors);
+    }
+    for (opt, val, spelling) in items {
+        match opt {
+            None => {
+                let v = val.unwrap_or_default();
+                if let Some((n, value)) = is_define(&v) {
+                    if o.defines.iter().any(|(x, _)| *x == n) {
+                        errors.push(format!("parameter '{n}' multiply defined"));
+                    } else {
+                        o.defines.push((n, value));
+                    }
+                    continue;
+                }
+                if o.router_file.is_some() {
+                    errors.push("router configuration specified twice".into());
+                    return Parsed::Bad(errors);
+                }
+                o.router_file = Some(v);
+                o.file_is_expr = false;
+            }
+            Some(Opt::File) | Some(Opt::Expr) => {
+                if o.router_file.is_some() {
+                    errors.push("router configuration specified twice".into());
+                    return Parsed::Bad(errors);
+                }
+                o.router_file = val;
+                o.file_is_expr = opt == Some(Opt::Expr);
+            }
+            Some(Opt::Output) => {
+                if o.output_file.is_some() {
+                    errors.push("output file specified twice".into());
+                    return Parsed::Bad(errors);
+                }
+                o.output_file = val;
+            }
+            Some(Opt::Handler) => o.handlers.push(val.unwrap_or_default()),
+            Some(Opt::ExitHandler) => {
+                if o.exit_handler.is_some() {
+                    errors.push("--exit-handler specified twice".into());
+                    return Parsed::Bad(errors);
+                }
+                o.exit_handler = val;
+            }
+            Some(Opt::Quit) => o.quit = true,
+            Some(Opt::Time) => o.report_time = true,
+            Some(Opt::Warnings) => o.warnings = true,
+            Some(Opt::NoWarnings) => o.warnings = false,
+            Some(Opt::SimTime) => {
+                let start = match val {
+                    None => None,
+                    Some(v) => match click_lang::parse_time_ns(&v) {
+                        Ok(ns) => Some(Timestamp::from_nsec(ns)),
+                        Err(_) => {
+                            errors.push(format!("{prog}: '--simtime' expects a time in seconds, not '{v}'"));
+                            return Parsed::Bad(errors);
+                        }
+                    },
+                };
+                o.simtime = Some(start);
+            }
+            Some(Opt::Help) => return Parsed::Exit(usage(prog)),
+            Some(Opt::Version) => {
+                return Parsed::Exit(format!(
+                    "click (Click) {}\nclickos: a Rust re-implementation of the Click modular router.\n",
+                    click::router::VERSION
+                ))
+            }
+            Some(Opt::Threads) | Some(Opt::ClickPath) => {}
+            Some(Opt::Port) | Some(Opt::UnixSocket) | Some(Opt::Reconfig) => {
+                errors.push(format!("{spelling}: control sockets and hot reconfiguration are not supported"));
+                return Parsed::Bad(errors);
+            }
+        }
+    }
+    if !errors.is_empty() {
+        return Parsed::Bad(errors);
+    }
+    Parsed::Run(o)
+}
+
+fn io_error_text(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
+/// Click's `glob_match`: `*`, `?` and `[...]` classes.
+pub fn glob_match(s: &str, pat: &str) -> bool {
+    fn go(s: &[char], p: &[char]) -> bool {
+        match p.first() {
+            None => s.is_empty(),
+            Some('*') => (0..=s.len()).any(|k| go(&s[k..], &p[1..])),
+            Some('?') => !s.is_empty() && go(&s[1..], &p[1..]),
+            Some('[') => {
+                let Some(end) = p.iter().skip(1).position(|&c| c == ']').map(|x| x + 1) else {
+                    return !s.is_empty() && s[0] == '[' && go(&s[1..], &p[1..]);
+                };
+                if s.is_empty() {
+                    return false;
+                }
+                let set = &p[1..end];
+                let (neg, set) = match set.first() {
+                    Some('^') | Some('!') => (true, &set[1..]),
+                    _ => (false, set),
+                };
+                let mut hit = false;
+                let mut j = 0;
+                while j < set.len() {
+                    if j + 2 < set.len() && set[j + 1] == '-' {
+                        if set[j] <= s[0] && s[0] <= set[j + 2] {
+                            hit = true;
+                        }
+                        j += 3;
+                    } else {
+                        if set[j] == s[0] {
+                            hit = true;
+                        }
+                        j += 1;
+                    }
+                }
+                hit != neg && go(&s[1..], &p[end + 1..])
+            }
+            Some(&c) => !s.is_empty() && s[0] == c && go(&s[1..], &p[1..]),
+        }
+    }
+    let s: Vec<char> = s.chars().collect();
+    let p: Vec<char> = pat.chars().collect();
+    go(&s, &p)
+}
+
+/// Reads one handler as click.cc's `call_read_handler` does, appending the
+/// output to `out`; errors go to `errs`.
+fn call_read_handler(
+    router: &Router,
+    elem: Option<&str>,
+    h: &str,
+    print_name: bool,
+    out: &mut String,
+    errs: &mut Vec<String>,
+) {
+    let full = match elem {
+        Some(e) => format!("{e}.{h}"),
+        None => h.to_string(),
+    };
+    match router.read_handler(&full) {
+        Ok(mut v) => {
+            if print_name {
+                out.push_str(&full);
+                out.push_str(":\n");
+            }
+            if !v.is_empty() && !v.ends_with('\n') {
+                v.push('\n');
+            }
+            out.push_str(&v);
+            if print_name {
+                out.push('\n');
+            }
+        }
+        Err(HandlerError::PermissionDenied(_)) => errs.push(format!("'{full}' is a write handler")),
+        Err(HandlerError::NoSuchHandler(_)) | Err(HandlerError::NoSuchElement(_)) => {
+            errs.push(format!("no '{full}' handler"))
+        }
+        Err(e) => errs.push(format!("{full}: {e}")),
+    }
+}
+
+fn handler_readable(router: &Router, elem: &str, h: &str) -> bool {
+    let Ok(list) = router.read_handler(&format!("{elem}.handlers")) else {
+        return false;
+    };
+    list.lines().any(|l| {
+        let mut it = l.split('\t');
+        it.next() == Some(h) && it.next().is_some_and(|f| f.contains('r'))
+    })
+}
+
+/// click.cc's `call_read_handlers`: element names, glob patterns, or
+/// class names before the dot.
+pub fn call_read_handlers(
+    router: &Router,
+    handlers: &[String],
+    out: &mut String,
+    errs: &mut Vec<String>,
+) {
+    let print_names = handlers.len() > 1;
+    let names: Vec<String> = router.element_names().map(|s| s.to_string()).collect();
+    for spec in handlers {
+        let Some(dot) = spec.rfind('.') else {
+            call_read_handler(router, None, spec, print_names, out, errs);
+            continue;
+        };
+        let (ename, hname) = (&spec[..dot], &spec[dot + 1..]);
+        if names.iter().any(|n| n == ename) {
+            call_read_handler(router, Some(ename), hname, print_names, out, errs);
+            continue;
+        }
+        let is_pattern = ename.contains(['?', '*', '[']);
+        let mut any = false;
+        let mut matched: Vec<&String> = Vec::new();
+        for n in &names {
+            let hit = if is_pattern {
+                glob_match(n, ename)
+            } else {
+                router
+                    .read_handler(&format!("{n}.class"))
+                    .is_ok_and(|c| c == ename)
+            };
+            if hit {
+                any = true;
+                if handler_readable(router, n, hname) {
+                    matched.push(n);
+                }
+            }
+        }
+        if !any {
+            errs.push(if is_pattern {
+                format!("no element matching '{ename}'")
+            } else {
+                format!("no element '{ename}'")
+            });
+            continue;
+        }
+        for n in matched {
+            call_read_handler(router, Some(n), hname, true, out, errs);
+        }
+    }
+}
+
+/// User and system CPU seconds of this process (Linux /proc).
+fn cpu_times() -> (f64, f64) {
+    let Ok(s) = std::fs::read_to_string("/proc/self/stat") else {
+        return (0.0, 0.0);
+    };
+    let Some(rp) = s.rfind(')') else {
+        return (0.0, 0.0);
+    };
+    let f: Vec<&str> = s[rp + 1..].split_whitespace().collect();
+    let t = |i: usize| f.get(i).and_then(|x| x.parse::<f64>().ok()).unwrap_or(0.0) / 100.0;
+    (t(11), t(12))
+}
+
+/// Runs the driver; returns the process exit status.
+pub fn run(prog: &str, args: &[String], registry: &Registry) -> i32 {
+    let console = Rc::new(StdConsole::default());
+    let status = run_with(prog, args, registry, &console);
+    console.flush();
+    status
+}
+
+fn run_with(prog: &str, args: &[String], registry: &Registry, console: &Rc<StdConsole>) -> i32 {
+    let err = |m: &str| console.error_line(m);
+    let o = match parse_args(prog, args) {
+        Parsed::Run(o) => o,
+        Parsed::Exit(text) => {
+            console.stdout(&text);
+            return 0;
+        }
+        Parsed::Bad(errs) => {
+            for e in errs {
+                err(&e);
+            }
+            console.flush();
+            let _ = std::io::stderr().write_all(short_usage(prog).as_bytes());
+            return 1;
+        }
+    };
+
+    // read the configuration
+    let (text, fname) = if o.file_is_expr {
+        (
+            o.router_file.clone().unwrap_or_default(),
+            "<expr>".to_string(),
+        )
+    } else {
+        match o.router_file.as_deref() {
+            None | Some("-") => {
+                let mut s = String::new();
+                if let Err(e) = std::io::stdin().read_to_string(&mut s) {
+                    err(&format!("<stdin>: {}", io_error_text(&e)));
+                    return 1;
+                }
+                (s, "<stdin>".to_string())
+            }
+            Some(f) => match std::fs::read(f) {
+                Ok(b) => (String::from_utf8_lossy(&b).into_owned(), f.to_string()),
+                Err(e) => {
+                    err(&format!("{f}: {}", io_error_text(&e)));
+                    return 1;
+                }
+            },
+        }
+    };
+
+    // parse (errors here are the lexer's: no "could not be initialized")
+    let flat = match click_lang::parse_config(&text, &fname, &o.defines) {
+        Ok(f) => f,
+        Err(errs) => {
+            for e in errs {
+                err(&e.to_string());
+            }
+            return 1;
+        }
+    };
+    let mut unknown = false;
+    for e in &flat.elements {
+        if registry.get(&e.class).is_none() {
+            err(&format!(
+                "{}: unknown element class '{}'",
+                e.landmark, e.class
+            ));
+            unknown = true;
+        }
+    }
+    if unknown {
+        return 1;
+    }
+
+    // build
+    let vclock = o.simtime.map(|start| {
+        Rc::new(VirtualClock::new(
+            start.unwrap_or_else(|| SystemClock.now()),
+        ))
+    });
+    let clock: Box<dyn Clock> = match &vclock {
+        Some(v) => Box::new(v.clone()),
+        None => Box::new(SystemClock),
+    };
+    let router = match Router::from_flat(
+        &flat,
+        registry,
+        clock,
+        Box::new(console.clone()),
+        RouterOptions::default(),
+    ) {
+        Ok(r) => r,
+        Err(errs) => {
+            for e in errs {
+                err(&e);
+            }
+            err("Router could not be initialized!");
+            return 1;
+        }
+    };
+
+    let mut exit_value = 0;
+    if let Some(out) = &o.output_file {
+        let s = click_lang::unparse(&flat);
+        if out == "-" {
+            console.stdout(&s);
+        } else if let Err(e) = std::fs::write(out, s.as_bytes()) {
+            err(&format!("{out}: {}", io_error_text(&e)));
+            exit_value = 1;
+        }
+    }
+
+    let before_cpu = cpu_times();
+    let before_wall = std::time::Instant::now();
+    if !o.quit && !flat.elements.is_empty() {
+        drive(&router, vclock.as_deref());
+    } else if !o.quit && o.warnings {
+        err(&format!(
+            "warning: {fname}: configuration has no elements, exiting"
+        ));
+    }
+    if o.report_time {
+        let after = cpu_times();
+        let wall = before_wall.elapsed();
+        let cs = (wall.subsec_millis() + 5) / 10;
+        console.stdout(&format!(
+            "{:.3}u {:.3}s {}:{:02}.{:02}\n",
+            after.0 - before_cpu.0,
+            after.1 - before_cpu.1,
+            wall.as_secs() / 60,
+            wall.as_secs() % 60,
+            cs.min(99)
+        ));
+    }
+
+    if !o.handlers.is_empty() {
+        let mut out = String::new();
+        let mut errs = Vec::new();
+        call_read_handlers(&router, &o.handlers, &mut out, &mut errs);
+        console.stdout(&out);
+        if !errs.is_empty() {
+            for e in errs {
+                err(&e);
+            }
+            exit_value = 1;
+        }
+    }
+
+    if let Some(xh) = &o.exit_handler {
+        match router.read_handler(xh) {
+            Err(e) => {
+                err(&match e {
+                    HandlerError::NoSuchHandler(_) | HandlerError::NoSuchElement(_) => {
+                        format!("no '{xh}' handler")
+                    }
+                    HandlerError::PermissionDenied(_) => format!("'{xh}' is a write handler"),
+                    other => other.to_string(),
+                });
+                exit_value = -1;
+            }
+            Ok(v) => {
+                let v = click_lang::uncomment(&v);
+                let v = v.trim();
+                if let Ok(n) = click_lang::parse_i64(v) {
+                    exit_value = n as i32;
+                } else if let Ok(b) = click_lang::parse_bool(v) {
+                    exit_value = if b { 0 } else { 1 };
+                } else {
+                    err("exit handler value should be integer");
+                    exit_value = -1;
+                }
+            }
+        }
+    }
+
+    router.cleanup();
+    exit_value & 0xff
+}
+
+/// The scheduler loop: run tasks; when only timers remain, sleep (or move
+/// the virtual clock) until the next one; stop when the router stops or
+/// nothing is left to do.
+pub fn drive(router: &Router, vclock: Option<&VirtualClock>) {
+    loop {
+        match router.run_pass() {
+            RunState::Busy => {}
+            RunState::Idle(Some(t)) => match vclock {
+                Some(v) => v.set(t),
+                None => {
+                    let now = SystemClock.now();
+                    if t > now {
+                        let ns = (t - now).nsec().max(0) as u64;
+                        std::thread::sleep(Duration::from_nanos(ns));
+                    }
+                }
+            },
+            RunState::Idle(None) | RunState::Stopped => break,
+        }
+    }
+}

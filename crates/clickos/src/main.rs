@@ -1,0 +1,103 @@
+//! `clickos`: the userlevel Click driver and element reference.
+//!
+//! * `clickos run [ARGS]` behaves as Click's `click` command; so does the
+//!   binary when invoked under the name `click` (e.g. through a symlink).
+//! * `clickos elements [NAME | --markdown]` prints the element reference.
+
+mod console;
+mod driver;
+mod elements;
+
+use std::io::Write;
+
+fn top_usage() -> &'static str {
+    "Usage: clickos run [CLICK OPTIONS] [ROUTERFILE] [NAME=VALUE]...
+       clickos elements [CLASS | --markdown]
+       clickos --help | --version
+
+Commands:
+  run        Run a Click configuration, exactly like Click's 'click' driver
+             ('clickos run --help' lists its options). Invoking this binary
+             as 'click' (a symlink) is the same as 'clickos run'.
+  elements   List the element classes with their summaries; with CLASS, print
+             that class's reference; with --markdown, the whole reference.
+"
+}
+
+fn elements_cmd(args: &[String]) -> i32 {
+    let reg = elements::registry();
+    let mut out = std::io::stdout().lock();
+    match args.first().map(|s| s.as_str()) {
+        None => {
+            let width = reg.iter().map(|s| s.name.len()).max().unwrap_or(0);
+            for s in reg.iter() {
+                let _ = writeln!(out, "{:width$}  {}", s.name, s.summary);
+            }
+            0
+        }
+        Some("--markdown") => {
+            let _ = out.write_all(reg.reference_markdown().as_bytes());
+            0
+        }
+        Some("--help") | Some("-h") => {
+            let _ = out.write_all(top_usage().as_bytes());
+            0
+        }
+        Some(name) => match reg.get(name) {
+            Some(spec) => {
+                let _ = out.write_all(click::registry::element_text(spec).as_bytes());
+                0
+            }
+            None => {
+                let lower = name.to_ascii_lowercase();
+                let near: Vec<&str> = reg
+                    .iter()
+                    .filter(|s| s.name.to_ascii_lowercase().contains(&lower))
+                    .map(|s| s.name)
+                    .collect();
+                let mut msg = format!("clickos elements: no element class '{name}'");
+                if !near.is_empty() {
+                    msg.push_str(&format!(" (did you mean: {}?)", near.join(", ")));
+                }
+                eprintln!("{msg}");
+                1
+            }
+        },
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let argv0 = args.first().cloned().unwrap_or_default();
+    let base = std::path::Path::new(&argv0)
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let code = if base == "click" {
+        driver::run("click", &args[1..], &elements::registry())
+    } else {
+        match args.get(1).map(|s| s.as_str()) {
+            Some("run") => driver::run("clickos run", &args[2..], &elements::registry()),
+            Some("elements") => elements_cmd(&args[2..]),
+            Some("--help") | Some("-h") | Some("help") => {
+                print!("{}", top_usage());
+                0
+            }
+            Some("--version") | Some("-v") => {
+                println!("clickos {}", click::router::VERSION);
+                0
+            }
+            Some(other) => {
+                eprintln!("clickos: unknown command '{other}'");
+                eprint!("{}", top_usage());
+                1
+            }
+            None => {
+                eprint!("{}", top_usage());
+                1
+            }
+        }
+    };
+    let _ = std::io::stdout().flush();
+    std::process::exit(code);
+}

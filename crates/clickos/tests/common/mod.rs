@@ -1,0 +1,61 @@
+//! Helpers: run the built binary, find test data, make temp dirs.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_clickos")
+}
+
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+pub fn data(name: &str) -> String {
+    root()
+        .join("tests/data")
+        .join(name)
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// A fresh temporary directory for one test.
+pub fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("clickos-test-{}-{}", name, std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+pub struct Run {
+    pub code: i32,
+    pub out: String,
+    pub err: String,
+    pub raw: Output,
+}
+
+pub fn run_in(dir: Option<&Path>, program: &str, args: &[&str]) -> Run {
+    let mut c = Command::new(program);
+    c.args(args).stdin(Stdio::null());
+    if let Some(d) = dir {
+        c.current_dir(d);
+    }
+    let o = c.output().expect("run binary");
+    Run {
+        code: o.status.code().unwrap_or(-1),
+        out: String::from_utf8_lossy(&o.stdout).into_owned(),
+        err: String::from_utf8_lossy(&o.stderr).into_owned(),
+        raw: o,
+    }
+}
+
+/// `clickos run ARGS...`
+pub fn click(args: &[&str]) -> Run {
+    let mut v = vec!["run"];
+    v.extend_from_slice(args);
+    run_in(None, bin(), &v)
+}

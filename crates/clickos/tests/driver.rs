@@ -1,0 +1,279 @@
+//! The `click` driver: options, handler printing, errors, argv[0] mode.
+
+mod common;
+use common::*;
+
+#[test]
+fn one_handler_prints_bare_value() {
+    let cfg = format!(
+        "fd :: FromDump({}, STOP true) -> Discard",
+        data("mixed.pcap")
+    );
+    let r = click(&["-e", &cfg, "-h", "fd.count"]);
+    assert_eq!(r.code, 0, "stderr: {}", r.err);
+    assert_eq!(r.out, "52\n");
+    assert_eq!(r.err, "");
+}
+
+#[test]
+fn several_handlers_print_headings() {
+    let cfg = format!(
+        "fd :: FromDump({}, STOP true) -> Discard",
+        data("mixed.pcap")
+    );
+    let r = click(&["-e", &cfg, "-h", "fd.count", "--handler=fd.encap"]);
+    assert_eq!(r.code, 0, "stderr: {}", r.err);
+    assert_eq!(r.out, "fd.count:\n52\n\nfd.encap:\nETHER\n\n");
+}
+
+#[test]
+fn handler_by_class_and_pattern() {
+    let cfg = format!(
+        "a :: FromDump({0}) -> Discard; b :: FromDump({0}, STOP true) -> Discard",
+        data("udp-64.pcap")
+    );
+    // a class name expands to every element of the class, with headings
+    let r = click(&["-e", &cfg, "-h", "FromDump.count"]);
+    assert_eq!(r.code, 0, "stderr: {}", r.err);
+    assert_eq!(r.out, "a.count:\n20\n\nb.count:\n20\n\n");
+    let r = click(&["-e", &cfg, "-h", "[ab].count"]);
+    assert_eq!(r.out, "a.count:\n20\n\nb.count:\n20\n\n");
+    let r = click(&["-e", &cfg, "-h", "zz*.count"]);
+    assert_eq!(r.code, 1);
+    assert_eq!(r.err, "no element matching 'zz*'\n");
+}
+
+#[test]
+fn handler_errors() {
+    let cfg = format!(
+        "fd :: FromDump({}, STOP true) -> Discard",
+        data("udp-64.pcap")
+    );
+    let r = click(&["-e", &cfg, "-h", "fd.nonesuch"]);
+    assert_eq!(r.code, 1);
+    assert_eq!(r.err, "no 'fd.nonesuch' handler\n");
+    let r = click(&["-e", &cfg, "-h", "fd.stop"]);
+    assert_eq!(r.code, 1);
+    assert_eq!(r.err, "'fd.stop' is a write handler\n");
+}
+
+#[test]
+fn global_handler() {
+    let r = click(&[
+        "-q",
+        "-e",
+        "i :: InfiniteSource(LIMIT 1) -> Discard",
+        "-h",
+        "list",
+    ]);
+    assert_eq!(r.code, 0, "stderr: {}", r.err);
+    assert_eq!(r.out, "2\ni\nDiscard@2\n");
+}
+
+#[test]
+fn output_flat_config() {
+    let dir = tmpdir("output");
+    let r = click(&[
+        "-q",
+        "-e",
+        "x :: InfiniteSource(LIMIT 1) -> d :: Discard",
+        "-o",
+        "-",
+    ]);
+    assert_eq!(r.code, 0, "stderr: {}", r.err);
+    assert_eq!(
+        r.out,
+        "x :: InfiniteSource(LIMIT 1);\nd :: Discard;\n\nx -> d;\n"
+    );
+    let f = dir.join("flat.click");
+    let fs = f.to_string_lossy().into_owned();
+    let r = click(&[
+        "--quit",
+        "--expression=x :: InfiniteSource(LIMIT 1) -> d :: Discard",
+        &format!("--output={fs}"),
+    ]);
+    assert_eq!(r.code, 0, "stderr: {}", r.err);
+    assert_eq!(
+        std::fs::read_to_string(&f).unwrap(),
+        "x :: InfiniteSource(LIMIT 1);\nd :: Discard;\n\nx -> d;\n"
+    );
+}
+
+#[test]
+fn definitions_on_command_line() {
+    let cfg = "fd :: FromDump($FILE, STOP true) -> Discard";
+    let file = format!("FILE={}", data("udp-64.pcap"));
+    let r = click(&[&file, "-e", cfg, "-h", "fd.count"]);
+    assert_eq!(r.code, 0, "stderr: {}", r.err);
+    assert_eq!(r.out, "20\n");
+    // a file's own `define` is overridden by the command line
+    let dir = tmpdir("defines");
+    let f = dir.join("c.click");
+    std::fs::write(
+        &f,
+        format!(
+            "define($N 1);\nfd :: FromDump({}, STOP true) -> Discard;\n",
+            data("nanosec.pcap")
+        ),
+    )
+    .unwrap();
+    let fs = f.to_string_lossy().into_owned();
+    let r = click(&["-fXXX", "N=2"]);
+    assert_ne!(r.code, 0);
+    let r = click(&[&fs, "N=2", "-h", "fd.count"]);
+    assert_eq!(r.code, 0, "stderr: {}", r.err);
+    assert_eq!(r.out, "5\n");
+    let r = click(&[&format!("-f{fs}"), "-h", "fd.filename"]);
+    assert_eq!(r.out, format!("{}\n", data("nanosec.pcap")));
+}
+
+#[test]
+fn argv0_click_mode() {
+    let dir = tmpdir("argv0");
+    let link = dir.join("click");
+    std::os::unix::fs::symlink(bin(), &link).unwrap();
+    let cfg = format!(
+        "fd :: FromDump({}, STOP true) -> Discard",
+        data("udp-64.pcap")
+    );
+    let r = run_in(
+        None,
+        link.to_str().unwrap(),
+        &["-e", &cfg, "-h", "fd.count"],
+    );
+    assert_eq!(r.code, 0, "stderr: {}", r.err);
+    assert_eq!(r.out, "20\n");
+    let r = run_in(None, link.to_str().unwrap(), &["--help"]);
+    assert_eq!(r.code, 0);
+    assert!(
+        r.out.contains("Usage: click [OPTION]... [ROUTERFILE]"),
+        "{}",
+        r.out
+    );
+    let r = run_in(None, link.to_str().unwrap(), &["--bogus"]);
+    assert_eq!(r.code, 1);
+    assert!(r.err.contains("Usage: click"), "{}", r.err);
+}
+
+#[test]
+fn parse_error_exit() {
+    let r = click(&["-e", "a :: Discard; a -> -> b"]);
+    assert_eq!(r.code, 1);
+    assert!(r.err.starts_with("<expr>:1: "), "{}", r.err);
+    assert!(
+        !r.err.contains("Router could not be initialized!"),
+        "{}",
+        r.err
+    );
+}
+
+#[test]
+fn unknown_class_exit() {
+    let r = click(&["-e", "NoSuchThing -> Discard"]);
+    assert_eq!(r.code, 1);
+    assert_eq!(r.err, "<expr>:1: unknown element class 'NoSuchThing'\n");
+}
+
+#[test]
+fn configure_error_exit() {
+    let r = click(&["-e", "FromDump(nonexistent-file.pcap) -> Discard"]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.err
+            .contains("nonexistent-file.pcap: No such file or directory"),
+        "{}",
+        r.err
+    );
+    assert!(
+        r.err.ends_with("Router could not be initialized!\n"),
+        "{}",
+        r.err
+    );
+    for line in r.err.lines() {
+        assert!(
+            line.starts_with("<expr>:1: ") || line == "Router could not be initialized!",
+            "{line}"
+        );
+    }
+    let r = click(&["-e", "FromDump(BOGUS 1) -> Discard"]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.err.contains("While configuring 'FromDump@1 :: FromDump'"),
+        "{}",
+        r.err
+    );
+    assert!(
+        r.err.ends_with("Router could not be initialized!\n"),
+        "{}",
+        r.err
+    );
+}
+
+#[test]
+fn missing_config_file() {
+    let r = click(&["/nonexistent/dir/router.click"]);
+    assert_eq!(r.code, 1);
+    assert_eq!(
+        r.err,
+        "/nonexistent/dir/router.click: No such file or directory\n"
+    );
+    let r = click(&["a.click", "b.click"]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.err.starts_with("router configuration specified twice\n"),
+        "{}",
+        r.err
+    );
+}
+
+#[test]
+fn simtime_timing_finishes_at_once() {
+    // 52 packets one second apart: TIMING replays them on timers, which
+    // simulated time fires at once in time order.
+    let cfg = format!(
+        "fd :: FromDump({}, STOP true, TIMING true) -> ToIPSummaryDump(-, CONTENTS ts_sec)",
+        data("mixed.pcap")
+    );
+    let t = std::time::Instant::now();
+    let r = click(&["--simtime", "-e", &cfg, "-h", "fd.count"]);
+    assert!(t.elapsed().as_secs() < 10);
+    assert_eq!(r.code, 0, "stderr: {}", r.err);
+    let secs: Vec<&str> = r.out.lines().filter(|l| !l.starts_with('!')).collect();
+    assert_eq!(secs.len(), 53);
+    assert_eq!(secs[0], "1700000100");
+    assert_eq!(secs[51], "1700000151");
+    assert_eq!(secs[52], "52");
+}
+
+#[test]
+fn exit_handler_and_version() {
+    let cfg = format!(
+        "fd :: FromDump({}, STOP true) -> Discard",
+        data("nanosec.pcap")
+    );
+    let r = click(&["-e", &cfg, "-x", "fd.count"]);
+    assert_eq!(r.code, 5);
+    let r = click(&["--version"]);
+    assert_eq!(r.code, 0);
+    assert!(r.out.starts_with("click (Click) "), "{}", r.out);
+}
+
+#[test]
+fn elements_listing() {
+    let r = run_in(None, bin(), &["elements"]);
+    assert_eq!(r.code, 0);
+    assert!(
+        r.out.lines().any(|l| l.starts_with("FromDump ")),
+        "{}",
+        r.out
+    );
+    let r = run_in(None, bin(), &["elements", "ToDump"]);
+    assert_eq!(r.code, 0);
+    assert!(
+        r.out.starts_with("ToDump(FILENAME [, KEYWORDS])"),
+        "{}",
+        r.out
+    );
+    let r = run_in(None, bin(), &["elements", "NoSuch"]);
+    assert_eq!(r.code, 1);
+}
