@@ -1,15 +1,28 @@
 //! Discard: drops every packet.
 
+use super::util;
 use crate::prelude::*;
 
-/// `Discard([ACTIVE])`: drops all packets. In pull context it pulls
+/// `Discard([KEYWORDS])`: drops all packets. In pull context it pulls
 /// continuously while active.
-#[derive(Default)]
 pub struct Discard {
     count: u64,
     active: bool,
+    burst: u32,
     pull_mode: bool,
     signal: Option<UpstreamSignal>,
+}
+
+impl Default for Discard {
+    fn default() -> Self {
+        Discard {
+            count: 0,
+            active: true,
+            burst: 1,
+            pull_mode: false,
+            signal: None,
+        }
+    }
 }
 
 pub static SPEC: ClassSpec = ClassSpec {
@@ -17,16 +30,19 @@ pub static SPEC: ClassSpec = ClassSpec {
     port_count: "1/0",
     processing: "a/a",
     group: "standard",
-    signature: "Discard([ACTIVE, KEYWORDS])",
+    signature: "Discard([KEYWORDS])",
     summary: "Drops all packets.",
     description: "Discards every packet it receives. In a pull context it runs a task that pulls \
 packets as fast as they are available (sleeping while upstream notifiers say no packets can come).\n\n\
-Keyword arguments:\n\n- `ACTIVE` (boolean): whether to pull packets in a pull context. Default true.",
+Keyword arguments:\n\n\
+- `ACTIVE` (boolean): whether to pull packets in a pull context. Default true; meaningless (an \
+error) in push context.\n\
+- `BURST` (unsigned): packets pulled per task run; 0 means no limit. Default 1.",
     ports: "one input, no outputs",
     handlers: &[
         HandlerDoc { name: "count", mode: HandlerMode::Read, text: "Number of packets discarded." },
         HandlerDoc { name: "reset_counts", mode: HandlerMode::Write, text: "Resets `count` to zero." },
-        HandlerDoc { name: "active", mode: HandlerMode::ReadWrite, text: "Whether the pull task is active." },
+        HandlerDoc { name: "active", mode: HandlerMode::ReadWrite, text: "Whether the pull task is active (pull context)." },
     ],
     live_reconfigure: false,
     order_sensitive: false,
@@ -36,19 +52,25 @@ Keyword arguments:\n\n- `ACTIVE` (boolean): whether to pull packets in a pull co
 impl Element for Discard {
     fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
         let mut a = Args::new(config);
-        let active = a.read_p::<bool>("ACTIVE")?.unwrap_or(true);
+        let active = a.read::<bool>("ACTIVE")?;
+        let burst = a.read::<u32>("BURST")?.unwrap_or(1);
         a.complete()?;
-        self.active = active;
+        // Click rejects ACTIVE in push context at configure time; the push
+        // context is known here only in initialize, which checks it.
+        self.active = active.unwrap_or(true);
+        self.pull_mode = active.is_some() && !self.active;
+        self.burst = if burst == 0 { u32::MAX } else { burst };
         Ok(())
     }
 
     fn initialize(&mut self, cx: &Ctx) -> Result<(), String> {
-        if cx.input_is_pull(0) {
-            self.pull_mode = true;
-            self.signal = Some(cx.upstream_signal(0));
-            if self.active {
-                cx.schedule_task();
-            }
+        let explicit_inactive = self.pull_mode;
+        self.pull_mode = cx.input_is_pull(0);
+        if explicit_inactive && !self.pull_mode {
+            return Err("ACTIVE is meaningless in push context".into());
+        }
+        if self.pull_mode && self.active {
+            cx.schedule_task();
         }
         Ok(())
     }
@@ -67,20 +89,22 @@ impl Element for Discard {
         if !self.active {
             return false;
         }
-        let mut n = 0;
-        while n < 32 {
+        // Resolved lazily: upstream queues create their notifiers in their
+        // own initialize, which may run after ours.
+        if self.signal.is_none() {
+            self.signal = Some(cx.upstream_signal(0));
+        }
+        let mut n = 0u32;
+        while n < self.burst {
             match cx.pull(0) {
-                Some(_) => {
-                    self.count += 1;
-                    n += 1;
-                }
+                Some(_) => n += 1,
                 None => break,
             }
         }
+        self.count += u64::from(n);
         if n > 0 {
             return true;
         }
-        // Nothing came: sleep if the upstream notifiers allow it.
         match &self.signal {
             Some(sig) => cx.signal_active(sig),
             None => true,
@@ -101,12 +125,18 @@ impl Element for Discard {
                 self.count = 0;
                 Some(Ok(()))
             }
-            "active" => Some(click_lang::args::parse_bool(value.trim()).map(|v| {
-                self.active = v;
-                if v && self.pull_mode {
-                    cx.schedule_task();
+            "active" => Some(match util::parse_bool(value) {
+                Some(v) => {
+                    self.active = v;
+                    if v && self.pull_mode {
+                        cx.schedule_task();
+                    } else {
+                        cx.unschedule_task();
+                    }
+                    Ok(())
                 }
-            })),
+                None => Err("syntax error".into()),
+            }),
             _ => None,
         }
     }

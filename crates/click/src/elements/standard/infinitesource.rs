@@ -1,31 +1,36 @@
 //! InfiniteSource: generates packets as fast as it can.
 
+use super::util::{self, DEFAULT_DATA};
 use crate::prelude::*;
-use alloc::vec;
-
-const DEFAULT_DATA: &[u8] = b"Random bullshit in a packet, at least 64 bytes long. Well, now it is.";
+use click_lang::args::RawString;
 
 /// `InfiniteSource([DATA, LIMIT, BURST, ACTIVE, KEYWORDS])`.
 pub struct InfiniteSource {
     data: Vec<u8>,
+    datasize: i64,
+    packet: Vec<u8>,
     limit: i64,
     burst: usize,
     active: bool,
-    stop: bool,
     timestamp: bool,
     count: u64,
+    end_call: Option<String>,
+    pull_signal: Option<SignalId>,
 }
 
 impl Default for InfiniteSource {
     fn default() -> Self {
         InfiniteSource {
             data: DEFAULT_DATA.to_vec(),
+            datasize: -1,
+            packet: DEFAULT_DATA.to_vec(),
             limit: -1,
             burst: 1,
             active: true,
-            stop: false,
             timestamp: true,
             count: 0,
+            end_call: None,
+            pull_signal: None,
         }
     }
 }
@@ -40,21 +45,25 @@ pub static SPEC: ClassSpec = ClassSpec {
     description: "Creates packets consisting of DATA. In push context it pushes BURST packets each \
 time its task runs; in pull context it returns a packet on every pull. It stops after LIMIT packets \
 (negative means no limit).\n\nKeyword arguments:\n\n\
-- `DATA` (string): packet contents. Default is a 68-byte string.\n\
-- `DATASIZE` / `LENGTH` (integer): if given, the packet is DATA repeated or cut to this length.\n\
+- `DATA` (string): packet contents. Default is Click's 69-byte \"Random bullshit in a packet, ...\".\n\
 - `LIMIT` (integer): total packets to send; -1 (default) means no limit.\n\
 - `BURST` (integer): packets per task run. Default 1.\n\
 - `ACTIVE` (boolean): whether to send. Default true.\n\
+- `LENGTH` (integer): if given, DATA is cut or repeated to this length (`DATASIZE` is a deprecated synonym).\n\
 - `STOP` (boolean): when LIMIT is reached, ask the driver to stop. Default false.\n\
+- `END_CALL` (handler call): write handler to call when LIMIT is reached.\n\
 - `TIMESTAMP` (boolean): set each packet's timestamp annotation. Default true.",
     ports: "no inputs, one output",
     handlers: &[
         HandlerDoc { name: "count", mode: HandlerMode::Read, text: "Packets generated so far." },
-        HandlerDoc { name: "reset", mode: HandlerMode::Write, text: "Resets count to zero and reactivates." },
+        HandlerDoc { name: "reset", mode: HandlerMode::Write, text: "Resets count to zero." },
         HandlerDoc { name: "data", mode: HandlerMode::ReadWrite, text: "The packet data." },
         HandlerDoc { name: "limit", mode: HandlerMode::ReadWrite, text: "The LIMIT value." },
         HandlerDoc { name: "burst", mode: HandlerMode::ReadWrite, text: "The BURST value." },
         HandlerDoc { name: "active", mode: HandlerMode::ReadWrite, text: "The ACTIVE value." },
+        HandlerDoc { name: "length", mode: HandlerMode::ReadWrite, text: "The LENGTH value (-1: DATA's length)." },
+        HandlerDoc { name: "burstsize", mode: HandlerMode::ReadWrite, text: "Deprecated synonym for `burst`." },
+        HandlerDoc { name: "datasize", mode: HandlerMode::ReadWrite, text: "Deprecated synonym for `length`." },
     ],
     live_reconfigure: false,
     order_sensitive: false,
@@ -64,18 +73,20 @@ time its task runs; in pull context it returns a packet on every pull. It stops 
 impl InfiniteSource {
     #[inline]
     fn make_packet(&self, cx: &Ctx, now: Timestamp) -> Packet {
-        let mut p = cx.pool().make(DEFAULT_HEADROOM, &self.data, 0);
+        let mut p = cx.pool().make(DEFAULT_HEADROOM, &self.packet, 0);
         if self.timestamp {
             p.set_timestamp(now);
         }
         p
     }
 
-    fn remaining(&self) -> usize {
-        if self.limit < 0 {
-            usize::MAX
-        } else {
-            (self.limit as u64).saturating_sub(self.count) as usize
+    fn limit_reached(&self) -> bool {
+        self.limit >= 0 && self.count >= self.limit as u64
+    }
+
+    fn call_end(&self, cx: &Ctx) {
+        if let Some(h) = &self.end_call {
+            util::call_write_desc(cx, h);
         }
     }
 }
@@ -85,38 +96,47 @@ impl Element for InfiniteSource {
         let mut a = Args::new(config);
         let data = a.read_p::<String>("DATA")?;
         let limit = a.read_p::<i64>("LIMIT")?.unwrap_or(-1);
-        let burst = a.read_p::<usize>("BURST")?.unwrap_or(1);
+        let burst = a.read_p::<i32>("BURST")?.unwrap_or(1);
         let active = a.read_p::<bool>("ACTIVE")?.unwrap_or(true);
-        let stop = a.read::<bool>("STOP")?.unwrap_or(false);
         let timestamp = a.read::<bool>("TIMESTAMP")?.unwrap_or(true);
-        let mut len = a.read::<usize>("DATASIZE")?;
-        if len.is_none() {
-            len = a.read::<usize>("LENGTH")?;
+        let mut datasize = a.read::<i32>("LENGTH")?.map(i64::from);
+        if let Some(d) = a.read::<i32>("DATASIZE")? {
+            datasize = Some(i64::from(d));
         }
+        let stop = a.read::<bool>("STOP")?.unwrap_or(false);
+        let end_call = a.read::<RawString>("END_CALL")?;
         a.complete()?;
-        if burst == 0 {
-            return Err("BURST must be positive".into());
+        if burst < 1 {
+            return Err("burst size must be >= 1".into());
         }
-        let mut data = data.map(|s| s.into_bytes()).unwrap_or_else(|| DEFAULT_DATA.to_vec());
-        if let Some(n) = len {
-            if data.is_empty() {
-                data = vec![0; n];
-            } else {
-                data = data.iter().copied().cycle().take(n).collect();
-            }
+        if stop && end_call.is_some() {
+            return Err("END_CALL and STOP are mutually exclusive".into());
         }
-        self.data = data;
+        self.data = data
+            .map(|s| s.into_bytes())
+            .unwrap_or_else(|| DEFAULT_DATA.to_vec());
+        self.datasize = datasize.unwrap_or(-1);
+        self.packet = util::source_data(&self.data, self.datasize);
         self.limit = limit;
-        self.burst = burst;
+        self.burst = burst as usize;
+        self.count = 0;
         self.active = active;
-        self.stop = stop;
         self.timestamp = timestamp;
+        self.end_call = match end_call {
+            Some(RawString(s)) => Some(s),
+            None if stop => Some("stop".into()),
+            None => None,
+        };
         Ok(())
     }
 
     fn initialize(&mut self, cx: &Ctx) -> Result<(), String> {
-        if cx.output_is_push(0) && self.active {
-            cx.schedule_task();
+        if cx.output_is_push(0) {
+            if self.active {
+                cx.schedule_task();
+            }
+        } else {
+            self.pull_signal = Some(cx.new_signal(self.active && !self.limit_reached()));
         }
         Ok(())
     }
@@ -125,18 +145,25 @@ impl Element for InfiniteSource {
         if !self.active {
             return false;
         }
-        let n = self.burst.min(self.remaining());
+        let mut n = self.burst;
+        if self.limit >= 0 {
+            n = n.min((self.limit as u64).saturating_sub(self.count) as usize);
+        }
         if n == 0 {
-            if self.stop {
-                cx.please_stop_driver();
+            if self.limit_reached() {
+                self.call_end(cx);
             }
             return false;
         }
-        let now = if self.timestamp { cx.now() } else { Timestamp::ZERO };
+        let now = if self.timestamp {
+            cx.now()
+        } else {
+            Timestamp::ZERO
+        };
         let maxb = cx.max_batch();
         let mut left = n;
         while left > 0 {
-            if maxb == 1 {
+            if maxb == 1 || left == 1 {
                 let p = self.make_packet(cx, now);
                 self.count += 1;
                 left -= 1;
@@ -152,26 +179,30 @@ impl Element for InfiniteSource {
                 cx.push_batch(0, b);
             }
         }
-        if self.remaining() == 0 {
-            if self.stop {
-                cx.please_stop_driver();
-            }
-            return false;
-        }
         true
     }
 
     fn pull(&mut self, _port: usize, cx: &Ctx) -> Option<Packet> {
-        if !self.active || self.remaining() == 0 {
-            if self.active && self.stop && self.remaining() == 0 {
-                self.active = false;
-                cx.please_stop_driver();
-            }
-            return None;
+        if self.active && !self.limit_reached() {
+            self.count += 1;
+            let now = if self.timestamp {
+                cx.now()
+            } else {
+                Timestamp::ZERO
+            };
+            return Some(self.make_packet(cx, now));
         }
-        self.count += 1;
-        let now = if self.timestamp { cx.now() } else { Timestamp::ZERO };
-        Some(self.make_packet(cx, now))
+        if self.active {
+            self.call_end(cx);
+        }
+        if let Some(s) = self.pull_signal {
+            cx.set_signal(s, false);
+        }
+        None
+    }
+
+    fn empty_signal(&self) -> Option<SignalId> {
+        self.pull_signal
     }
 
     fn read_handler(&mut self, name: &str, _cx: &Ctx) -> Option<HandlerResult<String>> {
@@ -179,39 +210,61 @@ impl Element for InfiniteSource {
             "count" => self.count.to_string(),
             "data" => String::from_utf8_lossy(&self.data).into_owned(),
             "limit" => self.limit.to_string(),
-            "burst" => self.burst.to_string(),
+            "burst" | "burstsize" => self.burst.to_string(),
             "active" => self.active.to_string(),
+            "length" | "datasize" => self.datasize.to_string(),
             _ => return None,
         }))
     }
 
     fn write_handler(&mut self, name: &str, value: &str, cx: &Ctx) -> Option<HandlerResult<()>> {
-        use click_lang::args;
-        let v = value.trim();
-        let r = match name {
-            "reset" => {
-                self.count = 0;
-                self.active = true;
-                Ok(())
-            }
+        let r: Result<(), String> = match name {
             "data" => {
-                self.data = args::unquote(v).into_bytes();
+                self.data = value.as_bytes().to_vec();
+                self.packet = util::source_data(&self.data, self.datasize);
                 Ok(())
             }
-            "limit" => args::parse_i64(v).map(|x| self.limit = x),
-            "burst" => args::parse_u64(v).and_then(|x| {
-                if x == 0 {
-                    Err("BURST must be positive".into())
-                } else {
+            "limit" => match util::parse_int(value) {
+                Some(x) => {
+                    self.limit = x;
+                    Ok(())
+                }
+                None => Err("limit parameter must be integer".into()),
+            },
+            "burst" | "burstsize" => match util::parse_int(value) {
+                Some(x) if x >= 1 && x <= i64::from(i32::MAX) => {
                     self.burst = x as usize;
                     Ok(())
                 }
-            }),
-            "active" => args::parse_bool(v).map(|x| self.active = x),
+                _ => Err("burstsize parameter must be integer >= 1".into()),
+            },
+            "active" => match util::parse_bool(value) {
+                Some(x) => {
+                    self.active = x;
+                    Ok(())
+                }
+                None => Err("active parameter must be boolean".into()),
+            },
+            "reset" => {
+                self.count = 0;
+                Ok(())
+            }
+            "length" | "datasize" => match util::parse_int(value) {
+                Some(x) if x <= i64::from(i32::MAX) => {
+                    self.datasize = x;
+                    self.packet = util::source_data(&self.data, self.datasize);
+                    Ok(())
+                }
+                _ => Err("length must be integer".into()),
+            },
             _ => return None,
         };
-        if r.is_ok() && self.active && cx.output_is_push(0) {
-            cx.schedule_task();
+        if r.is_ok() && self.active && !self.limit_reached() {
+            if cx.output_is_push(0) {
+                cx.schedule_task();
+            } else if let Some(s) = self.pull_signal {
+                cx.set_signal(s, true);
+            }
         }
         Some(r)
     }

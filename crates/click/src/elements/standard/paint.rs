@@ -1,0 +1,215 @@
+//! Paint, PaintSwitch, CheckPaint: the paint annotation.
+
+use super::util;
+use crate::packet::PAINT_ANNO_OFFSET;
+use crate::prelude::*;
+
+/// Click's AnnoArg for a one-byte annotation: an offset or the name PAINT.
+fn parse_anno(s: &str) -> Result<usize, String> {
+    if s == "PAINT" || s == "PAINT_ANNO" {
+        return Ok(PAINT_ANNO_OFFSET);
+    }
+    match click_lang::args::parse_u64(s) {
+        Ok(v) if (v as usize) < crate::packet::ANNO_SIZE => Ok(v as usize),
+        _ => Err("expected annotation".into()),
+    }
+}
+
+fn read_anno(a: &mut Args) -> Result<usize, String> {
+    match a.read_p::<click_lang::args::RawString>("ANNO")? {
+        Some(s) => parse_anno(&s.0).map_err(|e| alloc::format!("ANNO: {}", e)),
+        None => Ok(PAINT_ANNO_OFFSET),
+    }
+}
+
+/// `Paint(COLOR [, ANNO])`: sets a packet's paint annotation.
+#[derive(Default)]
+pub struct Paint {
+    color: u8,
+    anno: usize,
+}
+
+pub static SPEC: ClassSpec = ClassSpec {
+    name: "Paint",
+    port_count: "1/1",
+    processing: "a/a",
+    group: "standard",
+    signature: "Paint(COLOR [, ANNO])",
+    summary: "Sets packet paint annotations.",
+    description: "Sets each packet's paint annotation (or the one-byte annotation at offset ANNO) \
+to COLOR, an integer 0..255.",
+    ports: "one input, one output",
+    handlers: &[HandlerDoc {
+        name: "color",
+        mode: HandlerMode::ReadWrite,
+        text: "The COLOR value.",
+    }],
+    live_reconfigure: true,
+    order_sensitive: false,
+    make: || Box::new(Paint::default()),
+};
+
+impl Element for Paint {
+    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = Args::new(config);
+        let color = a.read_mp::<u8>("COLOR")?;
+        let anno = read_anno(&mut a)?;
+        a.complete()?;
+        self.color = color;
+        self.anno = anno;
+        Ok(())
+    }
+
+    #[inline]
+    fn simple_action(&mut self, mut p: Packet, _cx: &Ctx) -> Option<Packet> {
+        p.anno_mut().set_u8_at(self.anno, self.color);
+        Some(p)
+    }
+
+    fn push_batch(&mut self, _port: usize, mut b: Batch, cx: &Ctx) {
+        for p in b.iter_mut() {
+            p.anno_mut().set_u8_at(self.anno, self.color);
+        }
+        cx.push_batch(0, b);
+    }
+
+    fn read_handler(&mut self, name: &str, _cx: &Ctx) -> Option<HandlerResult<String>> {
+        (name == "color").then(|| Ok(self.color.to_string()))
+    }
+
+    fn write_handler(&mut self, name: &str, value: &str, _cx: &Ctx) -> Option<HandlerResult<()>> {
+        (name == "color").then(|| match util::parse_int(value) {
+            Some(c) if (0..=255).contains(&c) => {
+                self.color = c as u8;
+                Ok(())
+            }
+            _ => Err("expected integer between 0 and 255".into()),
+        })
+    }
+
+    fn current_config(&self) -> Option<String> {
+        if self.anno == PAINT_ANNO_OFFSET {
+            Some(self.color.to_string())
+        } else {
+            Some(alloc::format!("{}, {}", self.color, self.anno))
+        }
+    }
+
+    crate::element_any!();
+}
+
+/// `PaintSwitch([ANNO])`: sends each packet to the output its paint names.
+#[derive(Default)]
+pub struct PaintSwitch {
+    anno: usize,
+}
+
+pub static PAINTSWITCH_SPEC: ClassSpec = ClassSpec {
+    name: "PaintSwitch",
+    port_count: "1/-",
+    processing: "h/h",
+    group: "standard",
+    signature: "PaintSwitch([ANNO])",
+    summary: "Sends packet stream to output chosen per-packet.",
+    description: "Sends every packet out the output port named by its paint annotation (or the \
+one-byte annotation at offset ANNO). Packets whose value names no output are dropped.",
+    ports: "one input, one or more outputs",
+    handlers: &[],
+    live_reconfigure: false,
+    order_sensitive: false,
+    make: || Box::new(PaintSwitch::default()),
+};
+
+impl Element for PaintSwitch {
+    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = Args::new(config);
+        let anno = read_anno(&mut a)?;
+        a.complete()?;
+        self.anno = anno;
+        Ok(())
+    }
+
+    #[inline]
+    fn push(&mut self, _port: usize, p: Packet, cx: &Ctx) {
+        let o = p.anno().u8_at(self.anno) as usize;
+        if o < cx.noutputs() {
+            cx.push(o, p);
+        }
+    }
+
+    crate::element_any!();
+}
+
+/// `CheckPaint(COLOR [, ANNO])`: separates packets of one paint.
+#[derive(Default)]
+pub struct CheckPaint {
+    color: u8,
+    anno: usize,
+}
+
+pub static CHECKPAINT_SPEC: ClassSpec = ClassSpec {
+    name: "CheckPaint",
+    port_count: "1/1-2",
+    processing: "a/ah",
+    group: "standard",
+    signature: "CheckPaint(COLOR [, ANNO])",
+    summary: "Checks packets' paint annotation.",
+    description: "Packets whose paint annotation (or one-byte annotation at ANNO) equals COLOR go \
+out output 0; others go out output 1 if it exists, and are dropped otherwise.",
+    ports: "one input, one or two outputs",
+    handlers: &[HandlerDoc {
+        name: "color",
+        mode: HandlerMode::ReadWrite,
+        text: "The COLOR value.",
+    }],
+    live_reconfigure: false,
+    order_sensitive: false,
+    make: || Box::new(CheckPaint::default()),
+};
+
+impl Element for CheckPaint {
+    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = Args::new(config);
+        let color = a.read_mp::<u8>("COLOR")?;
+        let anno = read_anno(&mut a)?;
+        a.complete()?;
+        self.color = color;
+        self.anno = anno;
+        Ok(())
+    }
+
+    #[inline]
+    fn push(&mut self, _port: usize, p: Packet, cx: &Ctx) {
+        if p.anno().u8_at(self.anno) == self.color {
+            cx.push(0, p);
+        } else {
+            cx.push(1, p);
+        }
+    }
+
+    fn pull(&mut self, _port: usize, cx: &Ctx) -> Option<Packet> {
+        let p = cx.pull(0)?;
+        if p.anno().u8_at(self.anno) == self.color {
+            Some(p)
+        } else {
+            cx.push(1, p);
+            None
+        }
+    }
+
+    fn read_handler(&mut self, name: &str, _cx: &Ctx) -> Option<HandlerResult<String>> {
+        (name == "color").then(|| Ok(self.color.to_string()))
+    }
+
+    fn write_handler(&mut self, name: &str, value: &str, _cx: &Ctx) -> Option<HandlerResult<()>> {
+        (name == "color").then(|| match util::parse_int(value) {
+            Some(c) if (0..=255).contains(&c) => {
+                self.color = c as u8;
+                Ok(())
+            }
+            _ => Err("expected integer between 0 and 255".into()),
+        })
+    }
+
+    crate::element_any!();
+}

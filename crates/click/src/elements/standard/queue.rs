@@ -1,0 +1,239 @@
+//! Queue and SimpleQueue: store pushed packets for pullers.
+
+use super::util;
+use crate::prelude::*;
+use alloc::collections::VecDeque;
+use alloc::format;
+
+/// A FIFO queue with a capacity, drop counting and an empty notifier.
+pub struct Queue {
+    q: VecDeque<Packet>,
+    capacity: usize,
+    highwater: usize,
+    drops: u64,
+    signal: Option<SignalId>,
+    signal_on: bool,
+}
+
+impl Default for Queue {
+    fn default() -> Self {
+        Queue {
+            q: VecDeque::new(),
+            capacity: 1000,
+            highwater: 0,
+            drops: 0,
+            signal: None,
+            signal_on: false,
+        }
+    }
+}
+
+const DESCRIPTION: &str = "Stores incoming packets in a first-in-first-out queue. Drops incoming \
+packets if the queue already holds CAPACITY packets (pushing them out output 1, when it exists); \
+the first drop prints `NAME :: CLASS: overflow`. The queue is an empty notifier: pullers \
+downstream sleep while it is empty.\n\nKeyword arguments:\n\n\
+- `CAPACITY` (unsigned): maximum queue length. Default 1000.";
+
+const HANDLERS: &[HandlerDoc] = &[
+    HandlerDoc {
+        name: "length",
+        mode: HandlerMode::Read,
+        text: "Current number of packets in the queue.",
+    },
+    HandlerDoc {
+        name: "highwater_length",
+        mode: HandlerMode::Read,
+        text: "Maximum length seen since the last reset.",
+    },
+    HandlerDoc {
+        name: "capacity",
+        mode: HandlerMode::ReadWrite,
+        text: "The queue's capacity.",
+    },
+    HandlerDoc {
+        name: "drops",
+        mode: HandlerMode::Read,
+        text: "Packets dropped because the queue was full.",
+    },
+    HandlerDoc {
+        name: "reset_counts",
+        mode: HandlerMode::Write,
+        text: "Resets `drops` to 0 and `highwater_length` to the current length.",
+    },
+    HandlerDoc {
+        name: "reset",
+        mode: HandlerMode::Write,
+        text: "Drops every packet in the queue.",
+    },
+];
+
+pub static SPEC: ClassSpec = ClassSpec {
+    name: "Queue",
+    port_count: "1/1-2",
+    processing: "h/lh",
+    group: "standard",
+    signature: "Queue([CAPACITY])",
+    summary: "Stores packets in a FIFO queue.",
+    description: DESCRIPTION,
+    ports: "one push input; one pull output and an optional push output for drops",
+    handlers: HANDLERS,
+    live_reconfigure: true,
+    order_sensitive: false,
+    make: || Box::new(Queue::default()),
+};
+
+pub static SIMPLEQUEUE_SPEC: ClassSpec = ClassSpec {
+    name: "SimpleQueue",
+    port_count: "1/1-2",
+    processing: "h/lh",
+    group: "standard",
+    signature: "SimpleQueue([CAPACITY])",
+    summary: "Stores packets in a FIFO queue.",
+    description: DESCRIPTION,
+    ports: "one push input; one pull output and an optional push output for drops",
+    handlers: HANDLERS,
+    live_reconfigure: true,
+    order_sensitive: false,
+    make: || Box::new(Queue::default()),
+};
+
+impl Queue {
+    /// Packets currently queued (for tests).
+    pub fn len(&self) -> usize {
+        self.q.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.q.is_empty()
+    }
+
+    #[inline]
+    fn enqueue(&mut self, p: Packet, cx: &Ctx) {
+        if self.q.len() < self.capacity {
+            self.q.push_back(p);
+            if self.q.len() > self.highwater {
+                self.highwater = self.q.len();
+            }
+        } else {
+            if self.drops == 0 && self.capacity > 0 {
+                cx.error_line(&format!("{}: overflow", cx.declaration()));
+            }
+            self.drops += 1;
+            cx.push(1, p);
+        }
+    }
+
+    #[inline]
+    fn wake(&mut self, cx: &Ctx) {
+        if !self.signal_on && !self.q.is_empty() {
+            if let Some(s) = self.signal {
+                self.signal_on = true;
+                cx.set_signal(s, true);
+            }
+        }
+    }
+
+    #[inline]
+    fn sleep(&mut self, cx: &Ctx) {
+        if self.signal_on {
+            if let Some(s) = self.signal {
+                self.signal_on = false;
+                cx.set_signal(s, false);
+            }
+        }
+    }
+}
+
+impl Element for Queue {
+    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = Args::new(config);
+        let cap = a.read_p::<u32>("CAPACITY")?.unwrap_or(1000);
+        a.complete()?;
+        self.capacity = cap as usize;
+        while self.q.len() > self.capacity {
+            self.q.pop_back();
+            self.drops += 1;
+        }
+        Ok(())
+    }
+
+    fn initialize(&mut self, cx: &Ctx) -> Result<(), String> {
+        self.q.reserve(self.capacity.min(4096));
+        self.signal = Some(cx.new_signal(false));
+        self.signal_on = false;
+        Ok(())
+    }
+
+    #[inline]
+    fn push(&mut self, _port: usize, p: Packet, cx: &Ctx) {
+        self.enqueue(p, cx);
+        self.wake(cx);
+    }
+
+    fn push_batch(&mut self, _port: usize, b: Batch, cx: &Ctx) {
+        for p in b {
+            self.enqueue(p, cx);
+        }
+        self.wake(cx);
+    }
+
+    #[inline]
+    fn pull(&mut self, _port: usize, cx: &Ctx) -> Option<Packet> {
+        let p = self.q.pop_front();
+        if self.q.is_empty() {
+            self.sleep(cx);
+        }
+        p
+    }
+
+    fn empty_signal(&self) -> Option<SignalId> {
+        self.signal
+    }
+
+    fn read_handler(&mut self, name: &str, _cx: &Ctx) -> Option<HandlerResult<String>> {
+        Some(Ok(match name {
+            "length" => self.q.len().to_string(),
+            "highwater_length" => self.highwater.to_string(),
+            "capacity" => self.capacity.to_string(),
+            "drops" => self.drops.to_string(),
+            _ => return None,
+        }))
+    }
+
+    fn write_handler(&mut self, name: &str, value: &str, cx: &Ctx) -> Option<HandlerResult<()>> {
+        Some(match name {
+            "reset_counts" => {
+                self.drops = 0;
+                self.highwater = self.q.len();
+                Ok(())
+            }
+            "reset" => {
+                self.q.clear();
+                self.sleep(cx);
+                Ok(())
+            }
+            "capacity" => match click_lang::args::parse_u64(&util::clean(value)) {
+                Ok(c) if c <= u64::from(u32::MAX) => {
+                    self.capacity = c as usize;
+                    while self.q.len() > self.capacity {
+                        self.q.pop_back();
+                        self.drops += 1;
+                    }
+                    if self.q.is_empty() {
+                        self.sleep(cx);
+                    }
+                    Ok(())
+                }
+                Ok(_) => Err("CAPACITY: out of range".into()),
+                Err(e) => Err(format!("CAPACITY: {}", e)),
+            },
+            _ => return None,
+        })
+    }
+
+    fn current_config(&self) -> Option<String> {
+        Some(self.capacity.to_string())
+    }
+
+    crate::element_any!();
+}

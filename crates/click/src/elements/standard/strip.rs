@@ -1,0 +1,108 @@
+//! Strip and Unstrip: remove or restore bytes at the front of packets.
+
+use crate::prelude::*;
+
+/// `Strip(LENGTH)`: removes LENGTH bytes from the front of each packet.
+#[derive(Default)]
+pub struct Strip {
+    n: usize,
+}
+
+pub static SPEC: ClassSpec = ClassSpec {
+    name: "Strip",
+    port_count: "1/1",
+    processing: "a/a",
+    group: "standard",
+    signature: "Strip(LENGTH)",
+    summary: "Strips bytes from front of packets.",
+    description: "Deletes the first LENGTH bytes from each packet (all of it, when the packet is \
+shorter). The bytes stay in the buffer's headroom, so Unstrip can restore them.",
+    ports: "one input, one output",
+    handlers: &[],
+    live_reconfigure: false,
+    order_sensitive: false,
+    make: || Box::new(Strip::default()),
+};
+
+impl Element for Strip {
+    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = Args::new(config);
+        let n = a.read_mp::<u32>("LENGTH")?;
+        a.complete()?;
+        self.n = n as usize;
+        Ok(())
+    }
+
+    #[inline]
+    fn simple_action(&mut self, mut p: Packet, _cx: &Ctx) -> Option<Packet> {
+        let n = self.n.min(p.len());
+        p.pull(n);
+        Some(p)
+    }
+
+    fn push_batch(&mut self, _port: usize, mut b: Batch, cx: &Ctx) {
+        for p in b.iter_mut() {
+            let n = self.n.min(p.len());
+            p.pull(n);
+        }
+        cx.push_batch(0, b);
+    }
+
+    crate::element_any!();
+}
+
+/// `Unstrip(LENGTH)`: puts LENGTH bytes back at the front of each packet.
+#[derive(Default)]
+pub struct Unstrip {
+    n: usize,
+}
+
+pub static UNSTRIP_SPEC: ClassSpec = ClassSpec {
+    name: "Unstrip",
+    port_count: "1/1",
+    processing: "a/a",
+    group: "standard",
+    signature: "Unstrip(LENGTH)",
+    summary: "Unstrips bytes from front of packets.",
+    description: "Puts LENGTH bytes back at the front of each packet: the bytes a previous Strip \
+removed come back as they were (new headroom is zero-filled).",
+    ports: "one input, one output",
+    handlers: &[],
+    live_reconfigure: false,
+    order_sensitive: false,
+    make: || Box::new(Unstrip::default()),
+};
+
+#[inline]
+fn unstrip(p: &mut Packet, n: usize) {
+    if n <= p.headroom() {
+        p.shift_head(-(n as isize));
+    } else {
+        p.push(n);
+    }
+}
+
+impl Element for Unstrip {
+    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = Args::new(config);
+        let n = a.read_mp::<u32>("LENGTH")?;
+        a.complete()?;
+        self.n = n as usize;
+        Ok(())
+    }
+
+    #[inline]
+    fn simple_action(&mut self, mut p: Packet, _cx: &Ctx) -> Option<Packet> {
+        unstrip(&mut p, self.n);
+        Some(p)
+    }
+
+    fn push_batch(&mut self, _port: usize, mut b: Batch, cx: &Ctx) {
+        for p in b.iter_mut() {
+            unstrip(p, self.n);
+        }
+        cx.push_batch(0, b);
+    }
+
+    crate::element_any!();
+}
