@@ -414,6 +414,12 @@ impl Element for FromDump {
         if !self.active {
             return false;
         }
+        if self.next.is_none() {
+            // As Click: the stop request comes one task run after the last
+            // packet, so downstream tasks get a chance to drain it.
+            self.at_end(cx);
+            return false;
+        }
         let mut batch: Vec<Packet> = Vec::new();
         let maxb = cx.max_batch().max(1);
         for _ in 0..self.burst {
@@ -439,10 +445,6 @@ impl Element for FromDump {
         }
         if !batch.is_empty() {
             cx.push_batch(0, batch);
-        }
-        if self.next.is_none() {
-            self.at_end(cx);
-            return false;
         }
         true
     }
