@@ -1,0 +1,157 @@
+//! EtherEncap: encapsulates packets in an Ethernet header.
+
+use crate::prelude::*;
+use alloc::format;
+use click_lang::args::{join_args, split_args};
+use click_wire::EtherAddress;
+
+/// `EtherEncap(ETHERTYPE, SRC, DST)`.
+#[derive(Default)]
+pub struct EtherEncap {
+    /// The 14-byte header: DST, SRC, ETHERTYPE.
+    hdr: [u8; 14],
+    config: Option<String>,
+}
+
+pub static SPEC: ClassSpec = ClassSpec {
+    name: "EtherEncap",
+    port_count: "1/1",
+    processing: "a/a",
+    group: "ethernet",
+    signature: "EtherEncap(ETHERTYPE, SRC, DST)",
+    summary: "Encapsulates packets in Ethernet header.",
+    description: "Prepends an Ethernet header with ethertype ETHERTYPE (e.g. `0x0800`), source \
+address SRC and destination address DST, and sets the MAC header annotation.\n\n\
+Arguments (all mandatory, positional or by keyword):\n\n\
+- `ETHERTYPE` (16-bit integer)\n- `SRC` (Ethernet address)\n- `DST` (Ethernet address)",
+    ports: "one input, one output",
+    handlers: &[
+        HandlerDoc {
+            name: "src",
+            mode: HandlerMode::ReadWrite,
+            text: "The source address.",
+        },
+        HandlerDoc {
+            name: "dst",
+            mode: HandlerMode::ReadWrite,
+            text: "The destination address.",
+        },
+        HandlerDoc {
+            name: "ethertype",
+            mode: HandlerMode::ReadWrite,
+            text: "The ethertype (decimal).",
+        },
+        HandlerDoc {
+            name: "etht",
+            mode: HandlerMode::ReadWrite,
+            text: "Deprecated synonym for `ethertype`.",
+        },
+    ],
+    live_reconfigure: false,
+    order_sensitive: false,
+    make: || Box::new(EtherEncap::default()),
+};
+
+/// Click's `reconfigure_keyword_handler`: the configuration with argument
+/// `pos` (or keyword `kw`) replaced by `value`.
+pub(crate) fn replace_arg(config: &str, pos: usize, kw: &str, value: &str) -> String {
+    let mut conf = split_args(config);
+    let is_kw = |a: &str, k: &str| {
+        a.len() > k.len() && a.starts_with(k) && a.as_bytes()[k.len()].is_ascii_whitespace()
+    };
+    let kwarg = format!("{} {}", kw, value);
+    if let Some(i) = conf.iter().rposition(|a| is_kw(a, kw)) {
+        conf[i] = kwarg;
+    } else if pos < conf.len()
+        && !conf[..=pos].iter().any(|a| {
+            let w = a.split_whitespace().next().unwrap_or("");
+            w.len() > 1
+                && w.bytes().all(|c| c.is_ascii_uppercase() || c == b'_')
+                && a.contains(char::is_whitespace)
+        })
+    {
+        conf[pos] = value.to_string();
+    } else {
+        conf.push(kwarg);
+    }
+    join_args(&conf)
+}
+
+impl EtherEncap {
+    fn reconfigure_kw(&mut self, pos: usize, kw: &str, value: &str, cx: &Ctx) -> HandlerResult<()> {
+        let cur = self.config.clone().unwrap_or_else(|| {
+            cx.call_read(&format!("{}.config", cx.name()))
+                .unwrap_or_default()
+        });
+        let newconf = replace_arg(&cur, pos, kw, value.trim());
+        let hdr = parse(&newconf)?;
+        self.hdr = hdr;
+        self.config = Some(newconf);
+        Ok(())
+    }
+}
+
+fn parse(config: &str) -> Result<[u8; 14], String> {
+    let mut a = Args::new(config);
+    let et = a.read_mp::<u16>("ETHERTYPE")?;
+    let src = a.read_mp::<[u8; 6]>("SRC")?;
+    let dst = a.read_mp::<[u8; 6]>("DST")?;
+    a.complete()?;
+    let mut h = [0u8; 14];
+    h[..6].copy_from_slice(&dst);
+    h[6..12].copy_from_slice(&src);
+    h[12..].copy_from_slice(&et.to_be_bytes());
+    Ok(h)
+}
+
+impl Element for EtherEncap {
+    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
+        self.hdr = parse(config)?;
+        self.config = None;
+        Ok(())
+    }
+
+    #[inline]
+    fn simple_action(&mut self, mut p: Packet, _cx: &Ctx) -> Option<Packet> {
+        p.push(14);
+        p.data_mut()[..14].copy_from_slice(&self.hdr);
+        p.set_mac_header(0);
+        Some(p)
+    }
+
+    #[inline]
+    fn push_batch(&mut self, _port: usize, mut batch: Batch, cx: &Ctx) {
+        for p in batch.iter_mut() {
+            p.push(14);
+            p.data_mut()[..14].copy_from_slice(&self.hdr);
+            p.set_mac_header(0);
+        }
+        cx.push_batch(0, batch);
+    }
+
+    fn read_handler(&mut self, name: &str, _cx: &Ctx) -> Option<HandlerResult<String>> {
+        let ea = |b: &[u8]| EtherAddress::from_bytes(b).to_string();
+        Some(Ok(match name {
+            "src" => ea(&self.hdr[6..12]),
+            "dst" => ea(&self.hdr[..6]),
+            "ethertype" | "etht" => u16::from_be_bytes([self.hdr[12], self.hdr[13]]).to_string(),
+            _ => return None,
+        }))
+    }
+
+    fn write_handler(&mut self, name: &str, value: &str, cx: &Ctx) -> Option<HandlerResult<()>> {
+        let (pos, kw) = match name {
+            "src" => (1, "SRC"),
+            "dst" => (2, "DST"),
+            "ethertype" | "etht" => (0, "ETHERTYPE"),
+            _ => return None,
+        };
+        Some(self.reconfigure_kw(pos, kw, value, cx))
+    }
+
+    fn current_config(&self) -> Option<String> {
+        self.config.clone()
+    }
+
+    crate::element_any!();
+}

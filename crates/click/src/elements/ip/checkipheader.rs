@@ -1,0 +1,295 @@
+//! CheckIPHeader: checks IP headers for correctness.
+
+use crate::prelude::*;
+use alloc::format;
+use click_lang::args::{parse_ipv4, parse_ipv4_prefix, parse_u64, split_words, RawString};
+use core::fmt::Write as _;
+
+const REASONS: [&str; 6] = [
+    "tiny packet",
+    "bad IP version",
+    "bad IP header length",
+    "bad IP length",
+    "bad IP checksum",
+    "bad source address",
+];
+
+#[derive(Copy, Clone)]
+#[repr(u8)]
+enum Reason {
+    Tiny = 0,
+    Version = 1,
+    Hlen = 2,
+    Len = 3,
+    Checksum = 4,
+    Src = 5,
+}
+
+/// `CheckIPHeader([OFFSET, KEYWORDS])`.
+pub struct CheckIPHeader {
+    offset: usize,
+    bad_src: Vec<[u8; 4]>,
+    good_dst: Vec<[u8; 4]>,
+    checksum: bool,
+    verbose: bool,
+    details: Option<[u64; 6]>,
+    drops: u64,
+}
+
+impl Default for CheckIPHeader {
+    fn default() -> Self {
+        CheckIPHeader {
+            offset: 0,
+            bad_src: Vec::new(),
+            good_dst: Vec::new(),
+            checksum: true,
+            verbose: false,
+            details: None,
+            drops: 0,
+        }
+    }
+}
+
+pub static SPEC: ClassSpec = ClassSpec {
+    name: "CheckIPHeader",
+    port_count: "1/1-2",
+    processing: "a/ah",
+    group: "ip",
+    signature: "CheckIPHeader([OFFSET, KEYWORDS])",
+    summary: "Checks IP header.",
+    description: "Input packets should have IP headers starting OFFSET bytes in. Checks that the \
+packet is long enough, and that the IP version, header length, total length and checksum fields \
+are valid; optionally checks the source address (RFC 1812 5.3.7). Sets the IP header annotation, \
+shortens packets to the IP total length (removing Ethernet padding), and sets the destination IP \
+address annotation to the packet's destination address.\n\n\
+Valid packets leave on output 0. Invalid packets leave on output 1 if it is connected, and are \
+dropped otherwise. The first invalid packet (every one with VERBOSE) is reported on standard \
+error as `NAME: IP header check failed: REASON`.\n\n\
+Keyword arguments:\n\n\
+- `OFFSET` (unsigned): byte position of the IP header. Default 0.\n\
+- `CHECKSUM` (boolean): check the header checksum. Default true.\n\
+- `BADSRC` (space-separated IP addresses): drop packets with these source addresses (unless \
+the destination is in GOODDST).\n\
+- `GOODDST` (space-separated IP addresses): destinations exempt from BADSRC.\n\
+- `INTERFACES` (space-separated ADDR/MASK): this router's interfaces; sets BADSRC to their \
+broadcast addresses plus 0.0.0.0 and 255.255.255.255, and GOODDST to their addresses.\n\
+- `VERBOSE` (boolean): report every bad packet. Default false.\n\
+- `DETAILS` (boolean): keep per-reason counts for `drop_details`. Default false.",
+    ports: "one input; one or two outputs (1: invalid packets)",
+    handlers: &[
+        HandlerDoc { name: "drops", mode: HandlerMode::Read, text: "Number of invalid packets seen." },
+        HandlerDoc {
+            name: "drop_details",
+            mode: HandlerMode::Read,
+            text: "Invalid packets by reason, one `COUNT<tab>REASON` line each (only with DETAILS true).",
+        },
+    ],
+    live_reconfigure: false,
+    order_sensitive: false,
+    make: || Box::new(CheckIPHeader::default()),
+};
+
+fn addr_list(kw: &str, s: &str) -> Result<Vec<[u8; 4]>, String> {
+    split_words(s)
+        .iter()
+        .map(|w| {
+            parse_ipv4(w)
+                .map(|a| a.octets())
+                .map_err(|_| format!("{}: expected list of IP addresses", kw))
+        })
+        .collect()
+}
+
+/// Ones-complement sum check of an IP header (true when it verifies).
+#[inline(always)]
+fn header_checksum_ok(h: &[u8]) -> bool {
+    if h.len() == 20 {
+        let w = |i: usize| u32::from(u16::from_be_bytes([h[i], h[i + 1]]));
+        let s = w(0) + w(2) + w(4) + w(6) + w(8) + w(10) + w(12) + w(14) + w(16) + w(18);
+        let s = (s & 0xffff) + (s >> 16);
+        let s = (s & 0xffff) + (s >> 16);
+        s == 0xffff
+    } else {
+        click_wire::checksum::sum(h) == 0xffff
+    }
+}
+
+impl CheckIPHeader {
+    /// Checks one packet in place; on success trims it and sets the
+    /// annotations.
+    #[inline(always)]
+    fn check(&self, p: &mut Packet) -> Result<(), Reason> {
+        let off = self.offset;
+        let len = p.len();
+        let d = p.data();
+        if len < off + 20 {
+            return Err(Reason::Tiny);
+        }
+        let plen = len - off;
+        let ip = &d[off..];
+        if ip[0] >> 4 != 4 {
+            return Err(Reason::Version);
+        }
+        let hlen = ((ip[0] & 0xf) as usize) << 2;
+        if hlen < 20 {
+            return Err(Reason::Hlen);
+        }
+        let tlen = u16::from_be_bytes([ip[2], ip[3]]) as usize;
+        if tlen > plen || tlen < hlen {
+            return Err(Reason::Len);
+        }
+        if self.checksum && !header_checksum_ok(&ip[..hlen]) {
+            return Err(Reason::Checksum);
+        }
+        let dst = [ip[16], ip[17], ip[18], ip[19]];
+        if !self.bad_src.is_empty() {
+            let src = [ip[12], ip[13], ip[14], ip[15]];
+            if self.bad_src.contains(&src) && !self.good_dst.contains(&dst) {
+                return Err(Reason::Src);
+            }
+        }
+        p.set_network_header(off, hlen);
+        if plen > tlen {
+            p.take(plen - tlen);
+        }
+        p.anno_mut().set(0, &dst);
+        Ok(())
+    }
+
+    #[cold]
+    fn drop(&mut self, r: Reason, p: Packet, cx: &Ctx) {
+        if self.drops == 0 || self.verbose {
+            cx.error_line(&format!(
+                "{}: IP header check failed: {}",
+                cx.name(),
+                REASONS[r as usize]
+            ));
+        }
+        self.drops += 1;
+        if let Some(d) = &mut self.details {
+            d[r as usize] += 1;
+        }
+        if cx.noutputs() == 2 {
+            cx.push(1, p);
+        }
+    }
+}
+
+impl Element for CheckIPHeader {
+    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = Args::new(config);
+        let mut bad_src: Vec<[u8; 4]> = Vec::new();
+        let mut good_dst: Vec<[u8; 4]> = Vec::new();
+        if let Some(s) = a.read::<RawString>("INTERFACES")?.map(|r| r.0) {
+            for w in split_words(&s) {
+                let (ip, mask) = parse_ipv4_prefix(&w).map_err(|_| {
+                    String::from("INTERFACES: expected list of IP address prefixes")
+                })?;
+                let (ip, mask) = (u32::from(ip), u32::from(mask));
+                bad_src.push(((ip & mask) | !mask).to_be_bytes());
+                good_dst.push(ip.to_be_bytes());
+            }
+            bad_src.push([0; 4]);
+            bad_src.push([255; 4]);
+        }
+        if let Some(s) = a.read::<RawString>("BADSRC")?.map(|r| r.0) {
+            bad_src = addr_list("BADSRC", &s)?;
+        }
+        if let Some(s) = a.read::<RawString>("GOODDST")?.map(|r| r.0) {
+            good_dst = addr_list("GOODDST", &s)?;
+        }
+        let mut offset = a.read::<usize>("OFFSET")?.unwrap_or(0);
+        let verbose = a.read::<bool>("VERBOSE")?.unwrap_or(false);
+        let details = a.read::<bool>("DETAILS")?.unwrap_or(false);
+        let checksum = a.read::<bool>("CHECKSUM")?.unwrap_or(true);
+        let rest = a.rest();
+        if rest.is_empty() {
+        } else if rest.len() == 1 && parse_u64(&rest[0]).is_ok() {
+            offset = usize::try_from(parse_u64(&rest[0])?)
+                .map_err(|_| String::from("OFFSET: out of range"))?;
+        } else {
+            // Click's deprecated syntax: CheckIPHeader(BADSRC2, OFFSET), read
+            // as keywords.
+            let mut b = Args::from_vec(rest);
+            if let Some(s) = b.read::<RawString>("BADSRC")?.map(|r| r.0) {
+                bad_src = addr_list("BADSRC", &s)?;
+                bad_src.push([0; 4]);
+                bad_src.push([255; 4]);
+            }
+            if let Some(o) = b.read::<usize>("OFFSET")? {
+                offset = o;
+            }
+            b.complete()?;
+        }
+        self.offset = offset;
+        self.bad_src = bad_src;
+        self.good_dst = good_dst;
+        self.verbose = verbose;
+        self.checksum = checksum;
+        self.details = if details { Some([0; 6]) } else { None };
+        Ok(())
+    }
+
+    #[inline]
+    fn push(&mut self, _port: usize, mut p: Packet, cx: &Ctx) {
+        match self.check(&mut p) {
+            Ok(()) => cx.push(0, p),
+            Err(r) => self.drop(r, p, cx),
+        }
+    }
+
+    #[inline]
+    fn simple_action(&mut self, mut p: Packet, cx: &Ctx) -> Option<Packet> {
+        match self.check(&mut p) {
+            Ok(()) => Some(p),
+            Err(r) => {
+                self.drop(r, p, cx);
+                None
+            }
+        }
+    }
+
+    #[inline]
+    fn push_batch(&mut self, _port: usize, mut batch: Batch, cx: &Ctx) {
+        let mut first_bad = usize::MAX;
+        for (i, p) in batch.iter_mut().enumerate() {
+            if self.check(p).is_err() {
+                first_bad = i;
+                break;
+            }
+        }
+        if first_bad == usize::MAX {
+            cx.push_batch(0, batch);
+            return;
+        }
+        // Slow path: split the batch.
+        let rest = batch.split_off(first_bad);
+        let mut good = batch;
+        // The first packet of `rest` failed and was left unchanged; checking
+        // it again gives the same answer.
+        for mut p in rest {
+            match self.check(&mut p) {
+                Ok(()) => good.push(p),
+                Err(r) => self.drop(r, p, cx),
+            }
+        }
+        cx.push_batch(0, good);
+    }
+
+    fn read_handler(&mut self, name: &str, _cx: &Ctx) -> Option<HandlerResult<String>> {
+        match name {
+            "drops" => Some(Ok(self.drops.to_string())),
+            "drop_details" => {
+                let d = self.details.as_ref()?;
+                let mut s = String::new();
+                for (n, r) in d.iter().zip(REASONS) {
+                    let _ = writeln!(s, "{}\t{}", n, r);
+                }
+                Some(Ok(s))
+            }
+            _ => None,
+        }
+    }
+
+    crate::element_any!();
+}

@@ -1,0 +1,175 @@
+//! DecIPTTL: decrements IP time-to-live, drops dead packets.
+
+use crate::prelude::*;
+
+/// `DecIPTTL([KEYWORDS])`.
+pub struct DecIPTTL {
+    active: bool,
+    multicast: bool,
+    drops: u64,
+}
+
+pub static SPEC: ClassSpec = ClassSpec {
+    name: "DecIPTTL",
+    port_count: "1/1-2",
+    processing: "a/ah",
+    group: "ip",
+    signature: "DecIPTTL([KEYWORDS])",
+    summary: "Decrements IP time-to-live, drops dead packets.",
+    description: "Expects IP packets with the IP header annotation set. If the TTL is 1 or 0 \
+(expired), sends the packet to output 1 (or drops it if output 1 is not connected) and counts it. \
+Otherwise decrements the TTL, updates the header checksum incrementally (RFC 1624) and sends the \
+packet to output 0. Output 1 is usually connected to an ICMPError(..., timeexceeded) element.\n\n\
+Keyword arguments:\n\n\
+- `ACTIVE` (boolean): if false, pass every packet unchanged. Default true.\n\
+- `MULTICAST` (boolean): if false, multicast packets are passed unchanged. Default true.",
+    ports: "one input; one or two outputs (1: expired packets)",
+    handlers: &[
+        HandlerDoc {
+            name: "drops",
+            mode: HandlerMode::Read,
+            text: "Number of expired packets.",
+        },
+        HandlerDoc {
+            name: "active",
+            mode: HandlerMode::ReadWrite,
+            text: "The ACTIVE setting.",
+        },
+    ],
+    live_reconfigure: false,
+    order_sensitive: false,
+    make: || {
+        Box::new(DecIPTTL {
+            active: true,
+            multicast: true,
+            drops: 0,
+        })
+    },
+};
+
+enum Verdict {
+    Pass,
+    Expired,
+    Bad,
+}
+
+impl DecIPTTL {
+    #[inline(always)]
+    fn process(&self, p: &mut Packet) -> Verdict {
+        if !self.active {
+            return Verdict::Pass;
+        }
+        let Some(ip) = p.network_header_mut() else {
+            return Verdict::Bad;
+        };
+        if ip.len() < 20 {
+            return Verdict::Bad;
+        }
+        if !self.multicast && ip[16] & 0xf0 == 0xe0 {
+            return Verdict::Pass;
+        }
+        let ttl = ip[8];
+        if ttl <= 1 {
+            return Verdict::Expired;
+        }
+        ip[8] = ttl - 1;
+        // Click's incremental update: ~(~old_sum + 0xFEFF) (RFC 1624).
+        let old = u32::from(u16::from_be_bytes([ip[10], ip[11]]));
+        let sum = (!old & 0xffff) + 0xfeff;
+        let new = !((sum + (sum >> 16)) as u16);
+        ip[10..12].copy_from_slice(&new.to_be_bytes());
+        Verdict::Pass
+    }
+
+    #[cold]
+    fn expired(&mut self, p: Packet, cx: &Ctx) {
+        self.drops += 1;
+        if cx.noutputs() > 1 {
+            cx.push(1, p);
+        }
+    }
+}
+
+impl Element for DecIPTTL {
+    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = Args::new(config);
+        let active = a.read::<bool>("ACTIVE")?.unwrap_or(true);
+        let multicast = a.read::<bool>("MULTICAST")?.unwrap_or(true);
+        a.complete()?;
+        self.active = active;
+        self.multicast = multicast;
+        Ok(())
+    }
+
+    #[inline]
+    fn simple_action(&mut self, mut p: Packet, cx: &Ctx) -> Option<Packet> {
+        match self.process(&mut p) {
+            Verdict::Pass => Some(p),
+            Verdict::Expired => {
+                self.expired(p, cx);
+                None
+            }
+            Verdict::Bad => None,
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, _port: usize, p: Packet, cx: &Ctx) {
+        if let Some(p) = self.simple_action(p, cx) {
+            cx.push(0, p);
+        }
+    }
+
+    #[inline]
+    fn push_batch(&mut self, _port: usize, mut batch: Batch, cx: &Ctx) {
+        let mut i = 0;
+        while i < batch.len() {
+            match self.process(&mut batch[i]) {
+                Verdict::Pass => i += 1,
+                _ => break,
+            }
+        }
+        if i == batch.len() {
+            cx.push_batch(0, batch);
+            return;
+        }
+        let rest = batch.split_off(i);
+        let mut first = true;
+        for mut p in rest {
+            // The first packet of `rest` was already examined (and left
+            // unchanged).
+            let v = if first {
+                first = false;
+                match p.network_header() {
+                    Some(ip) if ip.len() >= 20 => Verdict::Expired,
+                    _ => Verdict::Bad,
+                }
+            } else {
+                self.process(&mut p)
+            };
+            match v {
+                Verdict::Pass => batch.push(p),
+                Verdict::Expired => self.expired(p, cx),
+                Verdict::Bad => {}
+            }
+        }
+        cx.push_batch(0, batch);
+    }
+
+    fn read_handler(&mut self, name: &str, _cx: &Ctx) -> Option<HandlerResult<String>> {
+        match name {
+            "drops" => Some(Ok(self.drops.to_string())),
+            "active" => Some(Ok(self.active.to_string())),
+            _ => None,
+        }
+    }
+
+    fn write_handler(&mut self, name: &str, value: &str, _cx: &Ctx) -> Option<HandlerResult<()>> {
+        match name {
+            "active" => Some(click_lang::args::parse_bool(value.trim()).map(|v| self.active = v)),
+            _ => None,
+        }
+    }
+
+    crate::element_any!();
+}

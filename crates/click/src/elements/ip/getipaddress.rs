@@ -1,0 +1,106 @@
+//! GetIPAddress: sets the destination IP address annotation from packet data.
+
+use crate::packet::ANNO_SIZE;
+use crate::prelude::*;
+use click_lang::args::RawString;
+
+#[derive(Copy, Clone, Default)]
+enum Source {
+    #[default]
+    Unset,
+    Offset(usize),
+    Src,
+    Dst,
+}
+
+/// `GetIPAddress(OFFSET [, ANNO, IP])`.
+#[derive(Default)]
+pub struct GetIPAddress {
+    src: Source,
+    anno: usize,
+}
+
+pub static SPEC: ClassSpec = ClassSpec {
+    name: "GetIPAddress",
+    port_count: "1/1",
+    processing: "a/a",
+    group: "ip",
+    signature: "GetIPAddress(OFFSET [, ANNO, KEYWORDS])",
+    summary: "Sets destination IP address annotation from packet data.",
+    description: "Copies 4 bytes from the packet, starting at OFFSET, to the destination IP \
+address annotation. OFFSET is usually 16, to fetch the destination address from an IP packet.\n\n\
+- `ANNO`: the annotation to set instead (a name such as `DST_IP`, or a byte offset).\n\
+- `IP` (`src` or `dst`): instead of OFFSET, take the source or destination address of the IP \
+header given by the IP header annotation.\n\n\
+Exactly one of OFFSET and IP must be given. Packets too short to hold the address pass \
+unchanged.",
+    ports: "one input, one output",
+    handlers: &[],
+    live_reconfigure: false,
+    order_sensitive: false,
+    make: || Box::new(GetIPAddress::default()),
+};
+
+/// Click's AnnoArg for a 4-byte annotation: a known name or a byte offset.
+pub(crate) fn parse_anno(s: &str, size: usize) -> Result<usize, String> {
+    let off = match s {
+        "DST_IP" | "DST_IP_ANNO" => 0,
+        "AGGREGATE" | "AGGREGATE_ANNO" => crate::packet::AGGREGATE_ANNO_OFFSET,
+        "EXTRA_LENGTH" | "EXTRA_LENGTH_ANNO" => crate::packet::EXTRA_LENGTH_ANNO_OFFSET,
+        "PAINT" | "PAINT_ANNO" => crate::packet::PAINT_ANNO_OFFSET,
+        "VLAN_TCI" | "VLAN_TCI_ANNO" => crate::packet::VLAN_TCI_ANNO_OFFSET,
+        _ => click_lang::args::parse_u64(s)
+            .ok()
+            .and_then(|v| usize::try_from(v).ok())
+            .ok_or_else(|| String::from("expected annotation"))?,
+    };
+    if off + size > ANNO_SIZE {
+        return Err(String::from("annotation out of range"));
+    }
+    Ok(off)
+}
+
+impl Element for GetIPAddress {
+    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = Args::new(config);
+        let offset = a.read_p::<usize>("OFFSET")?;
+        let anno = match a.read_p::<RawString>("ANNO")? {
+            Some(s) => parse_anno(&s.0, 4).map_err(|e| alloc::format!("ANNO: {}", e))?,
+            None => 0,
+        };
+        let ip = a.read::<String>("IP")?;
+        a.complete()?;
+        let src = match (offset, ip.as_deref()) {
+            (Some(o), None) => Source::Offset(o),
+            (None, Some("src")) => Source::Src,
+            (None, Some("dst")) => Source::Dst,
+            (None, Some(_)) => return Err("bad IP".into()),
+            _ => return Err("set one of OFFSET, IP".into()),
+        };
+        self.src = src;
+        self.anno = anno;
+        Ok(())
+    }
+
+    #[inline]
+    fn simple_action(&mut self, mut p: Packet, _cx: &Ctx) -> Option<Packet> {
+        let v: Option<[u8; 4]> = match self.src {
+            Source::Offset(o) => p.data().get(o..o + 4).map(|b| [b[0], b[1], b[2], b[3]]),
+            Source::Src => p
+                .network_header()
+                .and_then(|h| h.get(12..16))
+                .map(|b| [b[0], b[1], b[2], b[3]]),
+            Source::Dst => p
+                .network_header()
+                .and_then(|h| h.get(16..20))
+                .map(|b| [b[0], b[1], b[2], b[3]]),
+            Source::Unset => None,
+        };
+        if let Some(v) = v {
+            p.anno_mut().set(self.anno, &v);
+        }
+        Some(p)
+    }
+
+    crate::element_any!();
+}
