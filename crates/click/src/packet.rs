@@ -52,8 +52,15 @@ pub enum PacketType {
 }
 
 impl PacketType {
-    pub const NAMES: [&'static str; 7] =
-        ["HOST", "BROADCAST", "MULTICAST", "OTHERHOST", "OUTGOING", "LOOPBACK", "FASTROUTE"];
+    pub const NAMES: [&'static str; 7] = [
+        "HOST",
+        "BROADCAST",
+        "MULTICAST",
+        "OTHERHOST",
+        "OUTGOING",
+        "LOOPBACK",
+        "FASTROUTE",
+    ];
     pub fn name(self) -> &'static str {
         Self::NAMES[self as usize]
     }
@@ -85,7 +92,11 @@ pub struct Anno {
 
 impl Default for Anno {
     fn default() -> Self {
-        Anno { timestamp: Timestamp::ZERO, packet_type: PacketType::Host, bytes: [0; ANNO_SIZE] }
+        Anno {
+            timestamp: Timestamp::ZERO,
+            packet_type: PacketType::Host,
+            bytes: [0; ANNO_SIZE],
+        }
     }
 }
 
@@ -109,11 +120,15 @@ impl Anno {
     }
     #[inline]
     pub fn vlan_tci(&self) -> u16 {
-        u16::from_be_bytes([self.bytes[VLAN_TCI_ANNO_OFFSET], self.bytes[VLAN_TCI_ANNO_OFFSET + 1]])
+        u16::from_be_bytes([
+            self.bytes[VLAN_TCI_ANNO_OFFSET],
+            self.bytes[VLAN_TCI_ANNO_OFFSET + 1],
+        ])
     }
     #[inline]
     pub fn set_vlan_tci(&mut self, v: u16) {
-        self.bytes[VLAN_TCI_ANNO_OFFSET..VLAN_TCI_ANNO_OFFSET + 2].copy_from_slice(&v.to_be_bytes());
+        self.bytes[VLAN_TCI_ANNO_OFFSET..VLAN_TCI_ANNO_OFFSET + 2]
+            .copy_from_slice(&v.to_be_bytes());
     }
     #[inline]
     pub fn u8_at(&self, off: usize) -> u8 {
@@ -160,6 +175,8 @@ struct Buf {
 }
 
 struct PoolInner {
+    // Boxed so recycling a buffer moves a pointer, not the header.
+    #[allow(clippy::vec_box)]
     free: RefCell<Vec<Box<Buf>>>,
     max_free: usize,
     created: core::cell::Cell<u64>,
@@ -217,7 +234,11 @@ impl Pool {
             nh: NO_HEADER,
             th: NO_HEADER,
             anno: Anno::default(),
-            pool: if size == POOL_BUFFER_SIZE { Some(self.inner.clone()) } else { None },
+            pool: if size == POOL_BUFFER_SIZE {
+                Some(self.inner.clone())
+            } else {
+                None
+            },
         })
     }
 
@@ -240,7 +261,9 @@ impl Pool {
         b.nh = NO_HEADER;
         b.th = NO_HEADER;
         b.anno = Anno::default();
-        Packet { b: ManuallyDrop::new(b) }
+        Packet {
+            b: ManuallyDrop::new(b),
+        }
     }
 }
 
@@ -267,7 +290,12 @@ impl Drop for Packet {
 
 impl core::fmt::Debug for Packet {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "Packet(len={}, headroom={})", self.len(), self.headroom())
+        write!(
+            f,
+            "Packet(len={}, headroom={})",
+            self.len(),
+            self.headroom()
+        )
     }
 }
 
@@ -285,7 +313,9 @@ impl Packet {
             pool: None,
         });
         b.mem[DEFAULT_HEADROOM..].copy_from_slice(data);
-        Packet { b: ManuallyDrop::new(b) }
+        Packet {
+            b: ManuallyDrop::new(b),
+        }
     }
 
     #[inline]
@@ -393,7 +423,11 @@ impl Packet {
 
     /// A copy of this packet (data and annotations) from `pool`.
     pub fn clone_in(&self, pool: &Pool) -> Packet {
-        let mut p = pool.make(self.headroom(), self.data(), self.tailroom().min(POOL_BUFFER_SIZE));
+        let mut p = pool.make(
+            self.headroom(),
+            self.data(),
+            self.tailroom().min(POOL_BUFFER_SIZE),
+        );
         let delta = |o: u32| o; // offsets are absolute and the headroom is equal
         p.b.mac = delta(self.b.mac);
         p.b.nh = delta(self.b.nh);

@@ -143,7 +143,9 @@ impl core::fmt::Display for HandlerError {
         match self {
             HandlerError::NoSuchElement(e) => write!(f, "no element named '{}'", e),
             HandlerError::NoSuchHandler(h) => write!(f, "no handler named '{}'", h),
-            HandlerError::PermissionDenied(h) => write!(f, "handler '{}' not accessible this way", h),
+            HandlerError::PermissionDenied(h) => {
+                write!(f, "handler '{}' not accessible this way", h)
+            }
             HandlerError::Failed(m) => f.write_str(m),
             HandlerError::Busy(h) => write!(f, "handler '{}' is busy", h),
         }
@@ -160,9 +162,15 @@ pub struct RouterOptions {
 
 impl Default for RouterOptions {
     fn default() -> Self {
-        RouterOptions { max_batch: 32, pool_size: 4096 }
+        RouterOptions {
+            max_batch: 32,
+            pool_size: 4096,
+        }
     }
 }
+
+/// (expiry, sequence number, element, timer id)
+type TimerEntry = (Timestamp, u64, usize, u32);
 
 /// The shared core that element contexts reach.
 pub struct Core {
@@ -175,12 +183,11 @@ pub struct Core {
     clock: Box<dyn Clock>,
     console: Box<dyn Console>,
     run_queue: RefCell<VecDeque<usize>>,
-    timers: RefCell<BinaryHeap<Reverse<(Timestamp, u64, usize, u32)>>>,
+    timers: RefCell<BinaryHeap<Reverse<TimerEntry>>>,
     timer_live: RefCell<BTreeMap<(usize, u32), u64>>,
     timer_seq: Cell<u64>,
     signals: RefCell<Vec<SignalState>>,
     deferred: RefCell<VecDeque<(usize, usize, Packet)>>,
-    depth: Cell<u32>,
     runcount: Cell<i32>,
     stopped: Cell<bool>,
     driver_manager: Cell<Option<usize>>,
@@ -207,7 +214,11 @@ fn parse_range(s: &str) -> Option<(usize, usize)> {
     }
     if let Some((a, b)) = s.split_once('-') {
         let lo = if a.is_empty() { 0 } else { a.parse().ok()? };
-        let hi = if b.is_empty() { usize::MAX } else { b.parse().ok()? };
+        let hi = if b.is_empty() {
+            usize::MAX
+        } else {
+            b.parse().ok()?
+        };
         return Some((lo, hi));
     }
     let n = s.parse().ok()?;
@@ -215,7 +226,11 @@ fn parse_range(s: &str) -> Option<(usize, usize)> {
 }
 
 fn proc_at(code: &str, port: usize) -> Proc {
-    let c = code.chars().nth(port).or_else(|| code.chars().last()).unwrap_or('a');
+    let c = code
+        .chars()
+        .nth(port)
+        .or_else(|| code.chars().last())
+        .unwrap_or('a');
     match c {
         'h' => Proc::Push,
         'l' => Proc::Pull,
@@ -255,7 +270,10 @@ impl Router {
             match registry.get(&e.class) {
                 Some(s) => specs.push(Some(s)),
                 None => {
-                    errors.push(format!("{}: unknown element class '{}'", e.landmark, e.class));
+                    errors.push(format!(
+                        "{}: unknown element class '{}'",
+                        e.landmark, e.class
+                    ));
                     specs.push(None);
                 }
             }
@@ -278,7 +296,10 @@ impl Router {
         let mut nin = vec![0usize; n];
         let mut nout = vec![0usize; n];
         for i in 0..n {
-            let (ic, oc) = specs[i].port_count.split_once('/').unwrap_or((specs[i].port_count, ""));
+            let (ic, oc) = specs[i]
+                .port_count
+                .split_once('/')
+                .unwrap_or((specs[i].port_count, ""));
             let (ilo, ihi) = parse_range(ic).unwrap_or((0, usize::MAX));
             nin[i] = used_in[i].clamp(ilo, ihi);
             if oc == "=" {
@@ -292,27 +313,53 @@ impl Router {
         for c in &flat.connections {
             let mut ok = true;
             if c.from_port >= nout[c.from] {
-                errors.push(format!("{}: '{}' has no output {}", lm(c.from), decl(c.from), c.from_port));
+                errors.push(format!(
+                    "{}: '{}' has no output {}",
+                    lm(c.from),
+                    decl(c.from),
+                    c.from_port
+                ));
                 ok = false;
             }
             if c.to_port >= nin[c.to] {
-                errors.push(format!("{}: '{}' has no input {}", lm(c.to), decl(c.to), c.to_port));
+                errors.push(format!(
+                    "{}: '{}' has no input {}",
+                    lm(c.to),
+                    decl(c.to),
+                    c.to_port
+                ));
                 ok = false;
             }
-            if ok && !conns.iter().any(|x| (x.0, x.1, x.2, x.3) == (c.from, c.from_port, c.to, c.to_port)) {
+            if ok
+                && !conns
+                    .iter()
+                    .any(|x| (x.0, x.1, x.2, x.3) == (c.from, c.from_port, c.to, c.to_port))
+            {
                 conns.push((c.from, c.from_port, c.to, c.to_port, c.landmark.to_string()));
             }
         }
 
         // 3. push/pull
-        let mut pin: Vec<Vec<Proc>> = (0..n).map(|i| {
-            let code = specs[i].processing.split_once('/').map(|x| x.0).unwrap_or("a");
-            (0..nin[i]).map(|p| proc_at(code, p)).collect()
-        }).collect();
-        let mut pout: Vec<Vec<Proc>> = (0..n).map(|i| {
-            let code = specs[i].processing.split_once('/').map(|x| x.1).unwrap_or("a");
-            (0..nout[i]).map(|p| proc_at(code, p)).collect()
-        }).collect();
+        let mut pin: Vec<Vec<Proc>> = (0..n)
+            .map(|i| {
+                let code = specs[i]
+                    .processing
+                    .split_once('/')
+                    .map(|x| x.0)
+                    .unwrap_or("a");
+                (0..nin[i]).map(|p| proc_at(code, p)).collect()
+            })
+            .collect();
+        let mut pout: Vec<Vec<Proc>> = (0..n)
+            .map(|i| {
+                let code = specs[i]
+                    .processing
+                    .split_once('/')
+                    .map(|x| x.1)
+                    .unwrap_or("a");
+                (0..nout[i]).map(|p| proc_at(code, p)).collect()
+            })
+            .collect();
         // Agnostic ports of one element move together.
         let mut elem_mode: Vec<Proc> = vec![Proc::Agnostic; n];
         let mut bad = vec![false; conns.len()];
@@ -355,13 +402,23 @@ impl Router {
                             let _ = (inp, outp);
                             errors.push(format!(
                                 "{}: agnostic '{}' in mixed context: {} input {}, {} output {}",
-                                lm(e), decl(e), kind(if from_agn { elem_mode[f] } else { b }), ip,
-                                kind(if from_agn { a } else { elem_mode[t] }), op
+                                lm(e),
+                                decl(e),
+                                kind(if from_agn { elem_mode[f] } else { b }),
+                                ip,
+                                kind(if from_agn { a } else { elem_mode[t] }),
+                                op
                             ));
                         } else {
                             errors.push(format!(
                                 "{}: '{}' {} output {} connected to '{}' {} input {}",
-                                c.4, decl(f), kind(a), fp, decl(t), kind(b), tp
+                                c.4,
+                                decl(f),
+                                kind(a),
+                                fp,
+                                decl(t),
+                                kind(b),
+                                tp
                             ));
                         }
                         bad[ci] = true;
@@ -374,7 +431,11 @@ impl Router {
             }
         }
         for i in 0..n {
-            let m = if elem_mode[i] == Proc::Agnostic { Proc::Push } else { elem_mode[i] };
+            let m = if elem_mode[i] == Proc::Agnostic {
+                Proc::Push
+            } else {
+                elem_mode[i]
+            };
             for p in pin[i].iter_mut() {
                 if *p == Proc::Agnostic {
                     *p = m;
@@ -388,7 +449,8 @@ impl Router {
         }
 
         // 4. completeness
-        let mut out_target: Vec<Vec<Option<Target>>> = (0..n).map(|i| vec![None; nout[i]]).collect();
+        let mut out_target: Vec<Vec<Option<Target>>> =
+            (0..n).map(|i| vec![None; nout[i]]).collect();
         let mut in_source: Vec<Vec<Option<Target>>> = (0..n).map(|i| vec![None; nin[i]]).collect();
         let mut used_o: Vec<Vec<bool>> = (0..n).map(|i| vec![false; nout[i]]).collect();
         let mut used_i: Vec<Vec<bool>> = (0..n).map(|i| vec![false; nin[i]]).collect();
@@ -399,31 +461,47 @@ impl Router {
             }
             let (f, fp, t, tp) = (c.0, c.1, c.2, c.3);
             if used_o[f][fp] && pout[f][fp] == Proc::Push {
-                errors.push(format!("{}: illegal reuse of '{}' push output {}", lm(f), decl(f), fp));
+                errors.push(format!(
+                    "{}: illegal reuse of '{}' push output {}",
+                    lm(f),
+                    decl(f),
+                    fp
+                ));
                 continue;
             }
             if used_i[t][tp] && pin[t][tp] == Proc::Pull {
-                errors.push(format!("{}: illegal reuse of '{}' pull input {}", lm(t), decl(t), tp));
+                errors.push(format!(
+                    "{}: illegal reuse of '{}' pull input {}",
+                    lm(t),
+                    decl(t),
+                    tp
+                ));
                 continue;
             }
             used_o[f][fp] = true;
             used_i[t][tp] = true;
             if pout[f][fp] == Proc::Push {
-                out_target[f][fp] = Some(Target { elem: t as u32, port: tp as u32 });
+                out_target[f][fp] = Some(Target {
+                    elem: t as u32,
+                    port: tp as u32,
+                });
             } else {
-                in_source[t][tp] = Some(Target { elem: f as u32, port: fp as u32 });
+                in_source[t][tp] = Some(Target {
+                    elem: f as u32,
+                    port: fp as u32,
+                });
             }
             final_conns.push((f, fp, t, tp));
         }
-        for i in 0..n {
-            for (p, u) in used_i[i].iter().enumerate() {
+        for (i, ui) in used_i.iter().enumerate() {
+            for (p, u) in ui.iter().enumerate() {
                 if !u {
                     errors.push(format!("{}: '{}' input {} unused", lm(i), decl(i), p));
                 }
             }
         }
-        for i in 0..n {
-            for (p, u) in used_o[i].iter().enumerate() {
+        for (i, uo) in used_o.iter().enumerate() {
+            for (p, u) in uo.iter().enumerate() {
                 if !u {
                     errors.push(format!("{}: '{}' output {} unused", lm(i), decl(i), p));
                 }
@@ -437,7 +515,11 @@ impl Router {
         let mut elems: Vec<Box<dyn Element>> = Vec::with_capacity(n);
         for i in 0..n {
             let mut e = (specs[i].make)();
-            let cx = ConfigureCtx { name: &flat.elements[i].name, ninputs: nin[i], noutputs: nout[i] };
+            let cx = ConfigureCtx {
+                name: &flat.elements[i].name,
+                ninputs: nin[i],
+                noutputs: nout[i],
+            };
             if let Err(msg) = e.configure(&flat.elements[i].config, &cx) {
                 push_context_error(&mut errors, &lm(i), "While configuring", &decl(i), &msg);
             }
@@ -464,7 +546,11 @@ impl Router {
                 task_scheduled: Cell::new(false),
             })
             .collect();
-        let names = slots.iter().enumerate().map(|(i, s)| (s.name.clone(), i)).collect();
+        let names = slots
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.name.clone(), i))
+            .collect();
         let core = Core {
             slots,
             names,
@@ -480,11 +566,14 @@ impl Router {
             timer_seq: Cell::new(0),
             signals: RefCell::new(Vec::new()),
             deferred: RefCell::new(VecDeque::new()),
-            depth: Cell::new(0),
             runcount: Cell::new(1),
             stopped: Cell::new(false),
             driver_manager: Cell::new(None),
-            max_batch: if order_sensitive >= 2 { 1 } else { opts.max_batch.max(1) },
+            max_batch: if order_sensitive >= 2 {
+                1
+            } else {
+                opts.max_batch.max(1)
+            },
         };
         let router = Router { core };
 
@@ -495,7 +584,13 @@ impl Router {
                 Some(Ok(())) => {}
                 Some(Err(msg)) => {
                     let s = &router.core.slots[i];
-                    push_context_error(&mut errors, &s.landmark, "While initializing", &s.declaration(), &msg);
+                    push_context_error(
+                        &mut errors,
+                        &s.landmark,
+                        "While initializing",
+                        &s.declaration(),
+                        &msg,
+                    );
                     break;
                 }
                 None => {}
@@ -521,7 +616,9 @@ impl Router {
         c.run_timers();
         let n = c.run_queue.borrow().len();
         for _ in 0..n {
-            let Some(i) = c.run_queue.borrow_mut().pop_front() else { break };
+            let Some(i) = c.run_queue.borrow_mut().pop_front() else {
+                break;
+            };
             let s = &c.slots[i];
             s.task_scheduled.set(false);
             let keep = c.with_elem(i, |e, cx| e.run_task(cx)).unwrap_or(true);
@@ -578,7 +675,11 @@ impl Router {
     /// Pushes a packet into `element`'s input `port` from outside the graph
     /// (used by hosts for device input and by tests).
     pub fn inject(&self, element: &str, port: usize, p: Packet) -> Result<(), HandlerError> {
-        let i = *self.core.names.get(element).ok_or_else(|| HandlerError::NoSuchElement(element.into()))?;
+        let i = *self
+            .core
+            .names
+            .get(element)
+            .ok_or_else(|| HandlerError::NoSuchElement(element.into()))?;
         self.core.push_to(i, port, p);
         self.core.drain_deferred();
         Ok(())
@@ -679,7 +780,9 @@ impl Core {
                     _ => None,
                 }
             };
-            let Some(Reverse((_, seq, elem, id))) = top else { break };
+            let Some(Reverse((_, seq, elem, id))) = top else {
+                break;
+            };
             let live = self.timer_live.borrow().get(&(elem, id)).copied();
             if live != Some(seq) {
                 continue;
@@ -719,7 +822,10 @@ impl Core {
         match path.rfind('.') {
             Some(dot) => {
                 let (ename, h) = (&path[..dot], &path[dot + 1..]);
-                let i = *self.names.get(ename).ok_or_else(|| HandlerError::NoSuchElement(ename.into()))?;
+                let i = *self
+                    .names
+                    .get(ename)
+                    .ok_or_else(|| HandlerError::NoSuchElement(ename.into()))?;
                 Ok((Some(i), h.to_string()))
             }
             None => Ok((None, path.to_string())),
@@ -734,7 +840,11 @@ impl Core {
             ("class".to_string(), HandlerMode::Read),
             (
                 "config".to_string(),
-                if s.spec.live_reconfigure { HandlerMode::ReadWrite } else { HandlerMode::Read },
+                if s.spec.live_reconfigure {
+                    HandlerMode::ReadWrite
+                } else {
+                    HandlerMode::Read
+                },
             ),
             ("ports".to_string(), HandlerMode::Read),
             ("handlers".to_string(), HandlerMode::Read),
@@ -748,7 +858,13 @@ impl Core {
     fn ports_string(&self, i: usize) -> String {
         let s = &self.slots[i];
         let mut out = String::new();
-        let plural = |n: usize, w: &str| if n == 1 { format!("{} {}", n, w) } else { format!("{} {}s", n, w) };
+        let plural = |n: usize, w: &str| {
+            if n == 1 {
+                format!("{} {}", n, w)
+            } else {
+                format!("{} {}s", n, w)
+            }
+        };
         let _ = writeln!(out, "{}", plural(s.in_push.len(), "input"));
         for p in 0..s.in_push.len() {
             let mut peers: Vec<String> = Vec::new();
@@ -757,7 +873,12 @@ impl Core {
                     peers.push(format!("{} [{}]", self.slots[f].name, fp));
                 }
             }
-            let _ = writeln!(out, "{}\t{}", if s.in_push[p] { "push" } else { "pull" }, peers.join(", "));
+            let _ = writeln!(
+                out,
+                "{}\t{}",
+                if s.in_push[p] { "push" } else { "pull" },
+                peers.join(", ")
+            );
         }
         let _ = writeln!(out, "{}", plural(s.out_push.len(), "output"));
         for p in 0..s.out_push.len() {
@@ -767,14 +888,21 @@ impl Core {
                     peers.push(format!("[{}] {}", tp, self.slots[t].name));
                 }
             }
-            let _ = writeln!(out, "{}\t{}", if s.out_push[p] { "push" } else { "pull" }, peers.join(", "));
+            let _ = writeln!(
+                out,
+                "{}\t{}",
+                if s.out_push[p] { "push" } else { "pull" },
+                peers.join(", ")
+            );
         }
         out
     }
 
     pub fn read_handler(&self, path: &str) -> Result<String, HandlerError> {
         let (elem, h) = self.find_handler_target(path)?;
-        let Some(i) = elem else { return self.read_global(&h) };
+        let Some(i) = elem else {
+            return self.read_global(&h);
+        };
         let s = &self.slots[i];
         match h.as_str() {
             "name" => return Ok(s.name.clone()),
@@ -808,12 +936,20 @@ impl Core {
 
     pub fn write_handler(&self, path: &str, value: &str) -> Result<(), HandlerError> {
         let (elem, h) = self.find_handler_target(path)?;
-        let Some(i) = elem else { return self.write_global(&h, value) };
+        let Some(i) = elem else {
+            return self.write_global(&h, value);
+        };
         let s = &self.slots[i];
         match h.as_str() {
             "config" if s.spec.live_reconfigure => {
-                let cx = ConfigureCtx { name: &s.name, ninputs: s.in_push.len(), noutputs: s.out_push.len() };
-                let r = self.with_elem(i, |e, _| e.configure(value, &cx)).ok_or(HandlerError::Busy(path.into()))?;
+                let cx = ConfigureCtx {
+                    name: &s.name,
+                    ninputs: s.in_push.len(),
+                    noutputs: s.out_push.len(),
+                };
+                let r = self
+                    .with_elem(i, |e, _| e.configure(value, &cx))
+                    .ok_or(HandlerError::Busy(path.into()))?;
                 r.map_err(HandlerError::Failed)?;
                 *s.config.borrow_mut() = value.to_string();
                 return Ok(());
@@ -872,9 +1008,8 @@ impl Core {
                 self.stopped.set(true);
                 Ok(())
             }
-            "version" | "driver" | "config" | "flatconfig" | "list" | "requirements" | "classes" | "handlers" => {
-                Err(HandlerError::PermissionDenied(h.into()))
-            }
+            "version" | "driver" | "config" | "flatconfig" | "list" | "requirements"
+            | "classes" | "handlers" => Err(HandlerError::PermissionDenied(h.into())),
             _ => Err(HandlerError::NoSuchHandler(h.into())),
         }
     }
@@ -911,11 +1046,19 @@ impl<'a> Ctx<'a> {
     }
     #[inline]
     pub fn output_is_push(&self, port: usize) -> bool {
-        self.core.slots[self.me].out_push.get(port).copied().unwrap_or(false)
+        self.core.slots[self.me]
+            .out_push
+            .get(port)
+            .copied()
+            .unwrap_or(false)
     }
     #[inline]
     pub fn input_is_pull(&self, port: usize) -> bool {
-        !self.core.slots[self.me].in_push.get(port).copied().unwrap_or(true)
+        !self.core.slots[self.me]
+            .in_push
+            .get(port)
+            .copied()
+            .unwrap_or(true)
     }
 
     /// Pushes `p` out of output `port`. Unconnected outputs drop it.
@@ -941,7 +1084,9 @@ impl<'a> Ctx<'a> {
     #[inline]
     pub fn pull(&self, port: usize) -> Option<Packet> {
         let t = (*self.core.slots[self.me].in_source.get(port)?)?;
-        self.core.with_elem(t.elem as usize, |e, cx| e.pull(t.port as usize, cx)).flatten()
+        self.core
+            .with_elem(t.elem as usize, |e, cx| e.pull(t.port as usize, cx))
+            .flatten()
     }
 
     /// The largest batch this router wants sources to emit.
@@ -982,7 +1127,10 @@ impl<'a> Ctx<'a> {
         let seq = self.core.timer_seq.get() + 1;
         self.core.timer_seq.set(seq);
         self.core.timer_live.borrow_mut().insert((self.me, id), seq);
-        self.core.timers.borrow_mut().push(Reverse((when, seq, self.me, id)));
+        self.core
+            .timers
+            .borrow_mut()
+            .push(Reverse((when, seq, self.me, id)));
     }
     /// Schedules timer `id` `ns` nanoseconds from now.
     pub fn schedule_timer_after(&self, id: u32, ns: i64) {
@@ -998,14 +1146,19 @@ impl<'a> Ctx<'a> {
     /// Creates a notifier signal owned by this element.
     pub fn new_signal(&self, active: bool) -> SignalId {
         let mut s = self.core.signals.borrow_mut();
-        s.push(SignalState { active, listeners: Vec::new() });
+        s.push(SignalState {
+            active,
+            listeners: Vec::new(),
+        });
         SignalId((s.len() - 1) as u32)
     }
     /// Sets a signal; activating it wakes the tasks listening to it.
     pub fn set_signal(&self, id: SignalId, active: bool) {
         let wake: Vec<usize> = {
             let mut sigs = self.core.signals.borrow_mut();
-            let Some(s) = sigs.get_mut(id.0 as usize) else { return };
+            let Some(s) = sigs.get_mut(id.0 as usize) else {
+                return;
+            };
             let was = s.active;
             s.active = active;
             if active && !was {
@@ -1023,7 +1176,8 @@ impl<'a> Ctx<'a> {
             UpstreamSignal::AlwaysActive => true,
             UpstreamSignal::Signals(v) => {
                 let sigs = self.core.signals.borrow();
-                v.iter().any(|id| sigs.get(id.0 as usize).map(|s| s.active).unwrap_or(true))
+                v.iter()
+                    .any(|id| sigs.get(id.0 as usize).map(|s| s.active).unwrap_or(true))
             }
         }
     }
@@ -1090,7 +1244,9 @@ impl<'a> Ctx<'a> {
         self.core.runcount.get()
     }
     pub fn adjust_runcount(&self, delta: i32) {
-        self.core.runcount.set(self.core.runcount.get().saturating_add(delta));
+        self.core
+            .runcount
+            .set(self.core.runcount.get().saturating_add(delta));
     }
     /// Makes this element the one that manages stop requests.
     pub fn become_driver_manager(&self) {
@@ -1112,7 +1268,9 @@ impl<'a> Ctx<'a> {
     /// Resolves an element-relative handler name the way Click does inside
     /// compounds: `x.h` from `c/script` tries `c/x.h`, then `x.h`.
     fn resolve(&self, path: &str) -> String {
-        let Some(dot) = path.rfind('.') else { return path.to_string() };
+        let Some(dot) = path.rfind('.') else {
+            return path.to_string();
+        };
         let ename = &path[..dot];
         let mut prefix = self.name();
         while let Some(slash) = prefix.rfind('/') {

@@ -71,13 +71,17 @@ impl core::ops::Sub for Timestamp {
 /// has microsecond precision, nine digits otherwise.
 impl fmt::Display for Timestamp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (neg, abs) = if self.0 < 0 { (true, -(self.0 as i128)) } else { (false, self.0 as i128) };
+        let (neg, abs) = if self.0 < 0 {
+            (true, -(self.0 as i128))
+        } else {
+            (false, self.0 as i128)
+        };
         let sec = abs / 1_000_000_000;
         let ns = (abs % 1_000_000_000) as u32;
         if neg {
             f.write_str("-")?;
         }
-        if ns % 1000 == 0 {
+        if ns.is_multiple_of(1000) {
             write!(f, "{}.{:06}", sec, ns / 1000)
         } else {
             write!(f, "{}.{:09}", sec, ns)
@@ -106,7 +110,9 @@ pub struct VirtualClock {
 
 impl VirtualClock {
     pub fn new(start: Timestamp) -> Self {
-        VirtualClock { now: core::cell::Cell::new(start.0) }
+        VirtualClock {
+            now: core::cell::Cell::new(start.0),
+        }
     }
     pub fn set(&self, t: Timestamp) {
         if t.0 > self.now.get() {
