@@ -106,7 +106,11 @@ fn checkipheader_trims_ethernet_padding() {
     let pkts = capture("mixed.pcap");
     let mut padded = pkts[0].clone();
     padded.extend_from_slice(&[0; 6]);
-    let r = run_with("src :: BatchSrc -> c :: CheckIPHeader(14) -> good :: Collect;", &[padded], 32);
+    let r = run_with(
+        "src :: BatchSrc -> c :: CheckIPHeader(14) -> good :: Collect;",
+        &[padded],
+        32,
+    );
     assert_eq!(collected_data("good"), vec![pkts[0].clone()]);
     assert_eq!(r.read("c.drops"), "0");
 }
