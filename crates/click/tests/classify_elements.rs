@@ -1,0 +1,169 @@
+//! Classifier, IPClassifier and IPFilter on mixed.pcap, live
+//! reconfiguration of IPFilter, and configuration errors.
+
+#[path = "ip_harness.rs"]
+mod ip_harness;
+use ip_harness::*;
+
+fn et(d: &[u8]) -> Option<u16> {
+    d.get(12..14).map(|b| u16::from_be_bytes([b[0], b[1]]))
+}
+
+#[test]
+fn classifier_ethernet_patterns() {
+    let pkts = capture("mixed.pcap");
+    let cfg = "src :: BatchSrc -> c :: Classifier(12/0806 20/0001, 12/0806 20/0002, 12/0800, -);\
+               c[0] -> o0 :: Collect; c[1] -> o1 :: Collect; c[2] -> o2 :: Collect; c[3] -> o3 :: Collect;";
+    let (r, seen) = run_both(cfg, &pkts, &["o0", "o1", "o2", "o3"]);
+    let mut exp: Vec<Vec<Vec<u8>>> = vec![Vec::new(); 4];
+    for d in &pkts {
+        let op = d.get(20..22).map(|b| u16::from_be_bytes([b[0], b[1]]));
+        let o = match (et(d), op) {
+            (Some(0x0806), Some(1)) => 0,
+            (Some(0x0806), Some(2)) => 1,
+            (Some(0x0800), _) => 2,
+            _ => 3,
+        };
+        exp[o].push(d.clone());
+    }
+    for i in 0..4 {
+        assert_eq!(seen[i].iter().map(|s| s.data.clone()).collect::<Vec<_>>(), exp[i], "output {}", i);
+    }
+    assert_eq!(exp[0].len(), 2, "ARP request and gratuitous ARP");
+    assert!(r.read("c.program").contains("safe length"));
+}
+
+/// (proto, src, dst, sport, dport) of an Ethernet/IPv4 frame.
+fn five(d: &[u8]) -> (u8, [u8; 4], [u8; 4], u16, u16) {
+    let hl = (d[14] & 15) as usize * 4;
+    let t = 14 + hl;
+    let port = |o: usize| d.get(t + o..t + o + 2).map(|b| u16::from_be_bytes([b[0], b[1]])).unwrap_or(0);
+    (d[23], [d[26], d[27], d[28], d[29]], [d[30], d[31], d[32], d[33]], port(0), port(2))
+}
+
+fn valid_ip(d: &[u8]) -> bool {
+    if d.len() < 34 || et(d) != Some(0x0800) || d[14] >> 4 != 4 || d[14] & 15 < 5 {
+        return false;
+    }
+    let hl = (d[14] & 15) as usize * 4;
+    let tl = u16::from_be_bytes([d[16], d[17]]) as usize;
+    tl <= d.len() - 14 && tl >= hl && csum_ok(&d[14..14 + hl])
+}
+
+fn first_fragment(d: &[u8]) -> bool {
+    u16::from_be_bytes([d[20], d[21]]) & 0x1fff == 0
+}
+
+#[test]
+fn ipfilter_firewall_rules() {
+    let pkts: Vec<Vec<u8>> = capture("mixed.pcap").into_iter().filter(|d| et(d) == Some(0x0800)).collect();
+    let cfg = "src :: BatchSrc -> CheckIPHeader(14) -> f :: IPFilter(allow tcp dst port 80, 1 udp && dst port 53, \
+               drop icmp, allow src 192.168.1.10, 1 dst net 224.0.0.0/4, deny all);\
+               f[0] -> a :: Collect; f[1] -> b :: Collect;";
+    let (_r, seen) = run_both(cfg, &pkts, &["a", "b"]);
+    let (mut ea, mut eb) = (Vec::new(), Vec::new());
+    for d in pkts.iter().filter(|d| valid_ip(d)) {
+        let (proto, src, dst, _sp, dp) = five(d);
+        let ports_ok = first_fragment(d);
+        let o = if proto == 6 && ports_ok && dp == 80 {
+            Some(0)
+        } else if proto == 17 && ports_ok && dp == 53 {
+            Some(1)
+        } else if proto == 1 {
+            None
+        } else if src == [192, 168, 1, 10] {
+            Some(0)
+        } else if dst[0] & 0xf0 == 0xe0 {
+            Some(1)
+        } else {
+            None
+        };
+        let len = 14 + u16::from_be_bytes([d[16], d[17]]) as usize;
+        match o {
+            Some(0) => ea.push(d[..len].to_vec()),
+            Some(_) => eb.push(d[..len].to_vec()),
+            None => {}
+        }
+    }
+    assert!(!ea.is_empty() && !eb.is_empty());
+    assert_eq!(seen[0].iter().map(|s| s.data.clone()).collect::<Vec<_>>(), ea);
+    assert_eq!(seen[1].iter().map(|s| s.data.clone()).collect::<Vec<_>>(), eb);
+}
+
+#[test]
+fn ipclassifier_protocols() {
+    let pkts = capture("mixed.pcap");
+    let cfg = "src :: BatchSrc -> CheckIPHeader(14) -> c :: IPClassifier(tcp, udp, icmp, -);\
+               c[0] -> t :: Collect; c[1] -> u :: Collect; c[2] -> i :: Collect; c[3] -> o :: Collect;";
+    let (r, seen) = run_both(cfg, &pkts, &["t", "u", "i", "o"]);
+    let valid: Vec<&Vec<u8>> = pkts.iter().filter(|d| d.len() >= 34 && d[14] >> 4 == 4 && valid_ip(d)).collect();
+    let count = |p: u8| valid.iter().filter(|d| d[23] == p).count();
+    assert_eq!(seen[0].len(), count(6));
+    assert_eq!(seen[1].len(), count(17));
+    assert_eq!(seen[2].len(), count(1));
+    assert_eq!(seen[3].len(), valid.len() - count(6) - count(17) - count(1));
+    assert_eq!(r.read("c.pattern1"), "udp");
+    // Rewriting one pattern reconfigures the element.
+    r.write("c.pattern1", "udp dst port 53").unwrap();
+    assert_eq!(r.read("c.pattern1"), "udp dst port 53");
+    assert!(r.write("c.pattern1", "udp dst port").is_err());
+    assert_eq!(r.read("c.pattern1"), "udp dst port 53");
+    assert_eq!(r.read("c.config"), "tcp, udp dst port 53, icmp, -");
+}
+
+#[test]
+fn ipfilter_live_reconfiguration() {
+    let pkts: Vec<Vec<u8>> = capture("mixed.pcap").into_iter().filter(|d| valid_ip(d)).collect();
+    let cfg = "f :: IPFilter(allow tcp, drop all) -> a :: Collect;";
+    clear_collected();
+    let r = router(&format!("InfiniteSource(LIMIT 0) -> m :: MarkIPHeader(14) -> {}", cfg));
+    let ntcp = pkts.iter().filter(|d| d[23] == 6).count();
+    let nudp = pkts.iter().filter(|d| d[23] == 17).count();
+    r.inject("m", 0, &pkts);
+    assert_eq!(collected("a").len(), ntcp);
+    let prog_before = r.read("f.program");
+
+    r.write("f.config", "allow udp, deny all").unwrap();
+    assert_eq!(r.read("f.config"), "allow udp, deny all");
+    assert_ne!(r.read("f.program"), prog_before);
+    clear_collected();
+    r.inject("m", 0, &pkts);
+    assert_eq!(collected("a").len(), nudp);
+
+    // Bad rules: the write fails and the old program stays.
+    let prog = r.read("f.program");
+    let e = r.write("f.config", "allow udp and, deny all");
+    assert!(e.is_err());
+    let e = r.write("f.config", "2 tcp").unwrap_err().to_string();
+    assert!(e.contains("out of range"), "{}", e);
+    assert_eq!(r.read("f.program"), prog);
+    assert_eq!(r.read("f.config"), "allow udp, deny all");
+    clear_collected();
+    r.inject("m", 0, &pkts);
+    assert_eq!(collected("a").len(), nudp);
+}
+
+#[test]
+fn ip_classifiers_drop_packets_without_ip_header_annotation() {
+    let pkts = capture("mixed.pcap");
+    let r = router("InfiniteSource(LIMIT 0) -> f :: IPFilter(allow all) -> a :: Collect;");
+    r.inject("f", 0, &pkts[..5]);
+    assert_eq!(collected("a").len(), 0);
+    let r = router("InfiniteSource(LIMIT 0) -> c :: IPClassifier(-) -> b :: Collect;");
+    r.inject("c", 0, &pkts[..5]);
+    assert_eq!(collected("b").len(), 0);
+    drop(r);
+}
+
+#[test]
+fn classify_config_errors() {
+    let e = try_router("InfiniteSource(LIMIT 0) -> c :: Classifier(12/0800); c[0] -> Discard; c[1] -> Discard;");
+    let e = e.err().unwrap();
+    assert!(e.iter().any(|l| l.ends_with("need 2 arguments, one per output port")), "{:?}", e);
+    let e = try_router("InfiniteSource(LIMIT 0) -> c :: IPClassifier(tcp, udp) -> Discard;").err().unwrap();
+    assert!(e.iter().any(|l| l.ends_with("need 1 arguments, one per output port")), "{:?}", e);
+    let e = try_router("InfiniteSource(LIMIT 0) -> c :: Classifier(12/080) -> Discard;").err().unwrap();
+    assert!(e.iter().any(|l| l.contains("pattern 0")), "{:?}", e);
+    let e = try_router("InfiniteSource(LIMIT 0) -> c :: IPFilter(3 tcp) -> Discard;").err().unwrap();
+    assert!(e.iter().any(|l| l.contains("While configuring 'c :: IPFilter'")), "{:?}", e);
+}
