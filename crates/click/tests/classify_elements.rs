@@ -27,7 +27,12 @@ fn classifier_ethernet_patterns() {
         exp[o].push(d.clone());
     }
     for i in 0..4 {
-        assert_eq!(seen[i].iter().map(|s| s.data.clone()).collect::<Vec<_>>(), exp[i], "output {}", i);
+        assert_eq!(
+            seen[i].iter().map(|s| s.data.clone()).collect::<Vec<_>>(),
+            exp[i],
+            "output {}",
+            i
+        );
     }
     assert_eq!(exp[0].len(), 2, "ARP request and gratuitous ARP");
     assert!(r.read("c.program").contains("safe length"));
@@ -37,8 +42,18 @@ fn classifier_ethernet_patterns() {
 fn five(d: &[u8]) -> (u8, [u8; 4], [u8; 4], u16, u16) {
     let hl = (d[14] & 15) as usize * 4;
     let t = 14 + hl;
-    let port = |o: usize| d.get(t + o..t + o + 2).map(|b| u16::from_be_bytes([b[0], b[1]])).unwrap_or(0);
-    (d[23], [d[26], d[27], d[28], d[29]], [d[30], d[31], d[32], d[33]], port(0), port(2))
+    let port = |o: usize| {
+        d.get(t + o..t + o + 2)
+            .map(|b| u16::from_be_bytes([b[0], b[1]]))
+            .unwrap_or(0)
+    };
+    (
+        d[23],
+        [d[26], d[27], d[28], d[29]],
+        [d[30], d[31], d[32], d[33]],
+        port(0),
+        port(2),
+    )
 }
 
 fn valid_ip(d: &[u8]) -> bool {
@@ -56,7 +71,10 @@ fn first_fragment(d: &[u8]) -> bool {
 
 #[test]
 fn ipfilter_firewall_rules() {
-    let pkts: Vec<Vec<u8>> = capture("mixed.pcap").into_iter().filter(|d| et(d) == Some(0x0800)).collect();
+    let pkts: Vec<Vec<u8>> = capture("mixed.pcap")
+        .into_iter()
+        .filter(|d| et(d) == Some(0x0800))
+        .collect();
     let cfg = "src :: BatchSrc -> CheckIPHeader(14) -> f :: IPFilter(allow tcp dst port 80, 1 udp && dst port 53, \
                drop icmp, allow src 192.168.1.10, 1 dst net 224.0.0.0/4, deny all);\
                f[0] -> a :: Collect; f[1] -> b :: Collect;";
@@ -86,8 +104,14 @@ fn ipfilter_firewall_rules() {
         }
     }
     assert!(!ea.is_empty() && !eb.is_empty());
-    assert_eq!(seen[0].iter().map(|s| s.data.clone()).collect::<Vec<_>>(), ea);
-    assert_eq!(seen[1].iter().map(|s| s.data.clone()).collect::<Vec<_>>(), eb);
+    assert_eq!(
+        seen[0].iter().map(|s| s.data.clone()).collect::<Vec<_>>(),
+        ea
+    );
+    assert_eq!(
+        seen[1].iter().map(|s| s.data.clone()).collect::<Vec<_>>(),
+        eb
+    );
 }
 
 #[test]
@@ -96,7 +120,10 @@ fn ipclassifier_protocols() {
     let cfg = "src :: BatchSrc -> CheckIPHeader(14) -> c :: IPClassifier(tcp, udp, icmp, -);\
                c[0] -> t :: Collect; c[1] -> u :: Collect; c[2] -> i :: Collect; c[3] -> o :: Collect;";
     let (r, seen) = run_both(cfg, &pkts, &["t", "u", "i", "o"]);
-    let valid: Vec<&Vec<u8>> = pkts.iter().filter(|d| d.len() >= 34 && d[14] >> 4 == 4 && valid_ip(d)).collect();
+    let valid: Vec<&Vec<u8>> = pkts
+        .iter()
+        .filter(|d| d.len() >= 34 && d[14] >> 4 == 4 && valid_ip(d))
+        .collect();
     let count = |p: u8| valid.iter().filter(|d| d[23] == p).count();
     assert_eq!(seen[0].len(), count(6));
     assert_eq!(seen[1].len(), count(17));
@@ -113,10 +140,16 @@ fn ipclassifier_protocols() {
 
 #[test]
 fn ipfilter_live_reconfiguration() {
-    let pkts: Vec<Vec<u8>> = capture("mixed.pcap").into_iter().filter(|d| valid_ip(d)).collect();
+    let pkts: Vec<Vec<u8>> = capture("mixed.pcap")
+        .into_iter()
+        .filter(|d| valid_ip(d))
+        .collect();
     let cfg = "f :: IPFilter(allow tcp, drop all) -> a :: Collect;";
     clear_collected();
-    let r = router(&format!("InfiniteSource(LIMIT 0) -> m :: MarkIPHeader(14) -> {}", cfg));
+    let r = router(&format!(
+        "InfiniteSource(LIMIT 0) -> m :: MarkIPHeader(14) -> {}",
+        cfg
+    ));
     let ntcp = pkts.iter().filter(|d| d[23] == 6).count();
     let nudp = pkts.iter().filter(|d| d[23] == 17).count();
     r.inject("m", 0, &pkts);
@@ -157,13 +190,36 @@ fn ip_classifiers_drop_packets_without_ip_header_annotation() {
 
 #[test]
 fn classify_config_errors() {
-    let e = try_router("InfiniteSource(LIMIT 0) -> c :: Classifier(12/0800); c[0] -> Discard; c[1] -> Discard;");
+    let e = try_router(
+        "InfiniteSource(LIMIT 0) -> c :: Classifier(12/0800); c[0] -> Discard; c[1] -> Discard;",
+    );
     let e = e.err().unwrap();
-    assert!(e.iter().any(|l| l.ends_with("need 2 arguments, one per output port")), "{:?}", e);
-    let e = try_router("InfiniteSource(LIMIT 0) -> c :: IPClassifier(tcp, udp) -> Discard;").err().unwrap();
-    assert!(e.iter().any(|l| l.ends_with("need 1 arguments, one per output port")), "{:?}", e);
-    let e = try_router("InfiniteSource(LIMIT 0) -> c :: Classifier(12/080) -> Discard;").err().unwrap();
+    assert!(
+        e.iter()
+            .any(|l| l.ends_with("need 2 arguments, one per output port")),
+        "{:?}",
+        e
+    );
+    let e = try_router("InfiniteSource(LIMIT 0) -> c :: IPClassifier(tcp, udp) -> Discard;")
+        .err()
+        .unwrap();
+    assert!(
+        e.iter()
+            .any(|l| l.ends_with("need 1 arguments, one per output port")),
+        "{:?}",
+        e
+    );
+    let e = try_router("InfiniteSource(LIMIT 0) -> c :: Classifier(12/080) -> Discard;")
+        .err()
+        .unwrap();
     assert!(e.iter().any(|l| l.contains("pattern 0")), "{:?}", e);
-    let e = try_router("InfiniteSource(LIMIT 0) -> c :: IPFilter(3 tcp) -> Discard;").err().unwrap();
-    assert!(e.iter().any(|l| l.contains("While configuring 'c :: IPFilter'")), "{:?}", e);
+    let e = try_router("InfiniteSource(LIMIT 0) -> c :: IPFilter(3 tcp) -> Discard;")
+        .err()
+        .unwrap();
+    assert!(
+        e.iter()
+            .any(|l| l.contains("While configuring 'c :: IPFilter'")),
+        "{:?}",
+        e
+    );
 }

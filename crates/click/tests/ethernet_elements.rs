@@ -34,16 +34,31 @@ fn etherencap_and_handlers() {
     clear_collected();
     r.inject("e", 0, &pkts[..1]);
     let s = &collected("o")[0];
-    assert_eq!(&s.data[..14], &[0x52, 0x54, 0, 0, 0, 1, 1, 2, 3, 4, 5, 6, 0x86, 0xdd]);
+    assert_eq!(
+        &s.data[..14],
+        &[0x52, 0x54, 0, 0, 0, 1, 1, 2, 3, 4, 5, 6, 0x86, 0xdd]
+    );
 
-    let e = try_router("InfiniteSource(LIMIT 0) -> e :: EtherEncap(0x0800, 1:2:3:4:5:6) -> Discard;").err().unwrap();
-    assert!(e.iter().any(|l| l.ends_with("missing mandatory DST argument")), "{:?}", e);
+    let e =
+        try_router("InfiniteSource(LIMIT 0) -> e :: EtherEncap(0x0800, 1:2:3:4:5:6) -> Discard;")
+            .err()
+            .unwrap();
+    assert!(
+        e.iter()
+            .any(|l| l.ends_with("missing mandatory DST argument")),
+        "{:?}",
+        e
+    );
 }
 
 #[test]
 fn ethermirror_and_etherrewrite() {
     let pkts = capture("mixed.pcap");
-    let (_r, seen) = run_both("src :: BatchSrc -> EtherMirror -> o :: Collect;", &pkts, &["o"]);
+    let (_r, seen) = run_both(
+        "src :: BatchSrc -> EtherMirror -> o :: Collect;",
+        &pkts,
+        &["o"],
+    );
     for (s, d) in seen[0].iter().zip(&pkts) {
         if d.len() >= 12 {
             assert_eq!(&s.data[..6], &d[6..12]);
@@ -84,10 +99,24 @@ fn storeetheraddress() {
     assert_eq!(r.read("s.addr"), "00-00-00-00-00-07");
     r.write("s.addr", "1:1:1:1:1:1").unwrap();
     assert_eq!(r.read("s.addr"), "01-01-01-01-01-01");
-    let e = try_router("InfiniteSource(LIMIT 0) -> StoreEtherAddress(1:1:1:1:1:1, foo) -> Discard;").err().unwrap();
-    assert!(e.iter().any(|l| l.ends_with("type mismatch: bad OFFSET")), "{:?}", e);
-    let e = try_router("InfiniteSource(LIMIT 0) -> StoreEtherAddress(OFFSET 0) -> Discard;").err().unwrap();
-    assert!(e.iter().any(|l| l.ends_with("must specify exactly one of ADDR/ANNO")), "{:?}", e);
+    let e =
+        try_router("InfiniteSource(LIMIT 0) -> StoreEtherAddress(1:1:1:1:1:1, foo) -> Discard;")
+            .err()
+            .unwrap();
+    assert!(
+        e.iter().any(|l| l.ends_with("type mismatch: bad OFFSET")),
+        "{:?}",
+        e
+    );
+    let e = try_router("InfiniteSource(LIMIT 0) -> StoreEtherAddress(OFFSET 0) -> Discard;")
+        .err()
+        .unwrap();
+    assert!(
+        e.iter()
+            .any(|l| l.ends_with("must specify exactly one of ADDR/ANNO")),
+        "{:?}",
+        e
+    );
 }
 
 #[test]
@@ -117,7 +146,11 @@ fn hostetherfilter_packet_types() {
             exp_o.push((d.clone(), t));
         }
     }
-    let got = |v: &Vec<Seen>| v.iter().map(|s| (s.data.clone(), s.anno.packet_type)).collect::<Vec<_>>();
+    let got = |v: &Vec<Seen>| {
+        v.iter()
+            .map(|s| (s.data.clone(), s.anno.packet_type))
+            .collect::<Vec<_>>()
+    };
     assert_eq!(got(&seen[0]), exp_o);
     assert_eq!(got(&seen[1]), exp_x);
     assert!(exp_o.iter().any(|x| x.1 == PacketType::Broadcast));
@@ -130,7 +163,10 @@ fn hostetherfilter_packet_types() {
         &pkts,
         32,
     );
-    let own = pkts.iter().filter(|d| d.len() >= 12 && d[6..12] == A).count();
+    let own = pkts
+        .iter()
+        .filter(|d| d.len() >= 12 && d[6..12] == A)
+        .count();
     let short = pkts.iter().filter(|d| d.len() < 12).count();
     assert_eq!(collected("x").len(), own + short);
     assert_eq!(collected("o").len(), pkts.len() - own - short);

@@ -27,7 +27,11 @@ fn reference(dst: u32) -> Option<(i32, u32)> {
 
 fn config(class: &str) -> String {
     let routes: Vec<&str> = ROUTES.iter().map(|r| r.0).collect();
-    let mut c = format!("src :: BatchSrc -> CheckIPHeader(14) -> rt :: {}({});\n", class, routes.join(", "));
+    let mut c = format!(
+        "src :: BatchSrc -> CheckIPHeader(14) -> rt :: {}({});\n",
+        class,
+        routes.join(", ")
+    );
     for i in 0..7 {
         c.push_str(&format!("rt[{}] -> o{} :: Collect;\n", i, i));
     }
@@ -46,11 +50,28 @@ fn overlapping_prefixes_all_lookup_classes() {
         expected[port as usize].push((d.clone(), anno.to_be_bytes()));
     }
     assert!(expected.iter().all(|e| !e.is_empty()), "every output used");
-    for class in ["RadixIPLookup", "DirectIPLookup", "LinearIPLookup", "StaticIPLookup"] {
+    for class in [
+        "RadixIPLookup",
+        "DirectIPLookup",
+        "LinearIPLookup",
+        "StaticIPLookup",
+    ] {
         let (r, seen) = run_both(&config(class), &pkts, &sinks);
         for (i, s) in seen.iter().enumerate() {
-            let got: Vec<(Vec<u8>, [u8; 4])> =
-                s.iter().map(|x| (x.data.clone(), [x.anno.bytes[0], x.anno.bytes[1], x.anno.bytes[2], x.anno.bytes[3]])).collect();
+            let got: Vec<(Vec<u8>, [u8; 4])> = s
+                .iter()
+                .map(|x| {
+                    (
+                        x.data.clone(),
+                        [
+                            x.anno.bytes[0],
+                            x.anno.bytes[1],
+                            x.anno.bytes[2],
+                            x.anno.bytes[3],
+                        ],
+                    )
+                })
+                .collect();
             assert_eq!(got, expected[i], "{} output {}", class, i);
         }
         assert_eq!(r.stderr(), "");
@@ -75,14 +96,20 @@ fn table_handler_and_no_route() {
     assert_eq!(collected("o1")[0].anno.bytes[..4], [192, 168, 1, 1]);
     let err = r.stderr();
     assert_eq!(err.lines().count(), 5, "{}", err);
-    assert!(err.starts_with("IPRouteTable: no route for 192.168.0.1\n"), "{}", err);
+    assert!(
+        err.starts_with("IPRouteTable: no route for 192.168.0.1\n"),
+        "{}",
+        err
+    );
 
     let r = run_with(
         "src :: BatchSrc -> CheckIPHeader(14) -> rt :: LinearIPLookup(10.0.0.0/8 0) -> o0 :: Collect;",
         &pkts,
         1,
     );
-    assert!(r.stderr().starts_with("LinearIPLookup: no route for 192.168.0.1\n"));
+    assert!(r
+        .stderr()
+        .starts_with("LinearIPLookup: no route for 192.168.0.1\n"));
     assert_eq!(r.read("rt.table"), "10.0.0.0/8\t\t-\t\t0\n");
 }
 
@@ -104,7 +131,10 @@ fn add_set_remove_handlers() {
         r.write("rt.add", "172.16.0.0/12 10.0.0.1 2").unwrap();
         let e = r.write("rt.add", "10.0.0.0/8 2").unwrap_err().to_string();
         assert_eq!(e, "conflict with existing route '10.0.0.0/8 - 0'");
-        assert_eq!(r.write("rt.add", "10.0.0.0/8 3").unwrap_err().to_string(), "bad OUTPUT");
+        assert_eq!(
+            r.write("rt.add", "10.0.0.0/8 3").unwrap_err().to_string(),
+            "bad OUTPUT"
+        );
         assert_eq!(
             r.write("rt.add", "10.0.0.0/8").unwrap_err().to_string(),
             "expected 'ADDR/MASK [GATEWAY] OUTPUT'"
@@ -115,21 +145,35 @@ fn add_set_remove_handlers() {
             "route '1.0.0.0/8 - -1' not found"
         );
         assert_eq!(
-            r.write("rt.remove", "192.168.0.0/16 - 0").unwrap_err().to_string(),
+            r.write("rt.remove", "192.168.0.0/16 - 0")
+                .unwrap_err()
+                .to_string(),
             "route '192.168.0.0/16 - 0' not found"
         );
         r.write("rt.remove", "192.168.0.0/16 - 1").unwrap();
         let t = r.read("rt.table");
         if class == "LinearIPLookup" {
             // replaced in place; the removed slot is reused first
-            assert_eq!(t, "10.0.0.0/8\t\t10.0.0.9\t2\n172.16.0.0/12\t\t10.0.0.1\t2\n");
+            assert_eq!(
+                t,
+                "10.0.0.0/8\t\t10.0.0.9\t2\n172.16.0.0/12\t\t10.0.0.1\t2\n"
+            );
             r.write("rt.add", "1.0.0.0/8 0").unwrap();
-            assert_eq!(r.read("rt.table"), "10.0.0.0/8\t\t10.0.0.9\t2\n1.0.0.0/8\t\t-\t\t0\n172.16.0.0/12\t\t10.0.0.1\t2\n");
+            assert_eq!(
+                r.read("rt.table"),
+                "10.0.0.0/8\t\t10.0.0.9\t2\n1.0.0.0/8\t\t-\t\t0\n172.16.0.0/12\t\t10.0.0.1\t2\n"
+            );
         } else {
             // set makes a new slot; freed slots are reused last-freed first
-            assert_eq!(t, "172.16.0.0/12\t\t10.0.0.1\t2\n10.0.0.0/8\t\t10.0.0.9\t2\n");
+            assert_eq!(
+                t,
+                "172.16.0.0/12\t\t10.0.0.1\t2\n10.0.0.0/8\t\t10.0.0.9\t2\n"
+            );
             r.write("rt.add", "1.0.0.0/8 0").unwrap();
-            assert_eq!(r.read("rt.table"), "1.0.0.0/8\t\t-\t\t0\n172.16.0.0/12\t\t10.0.0.1\t2\n10.0.0.0/8\t\t10.0.0.9\t2\n");
+            assert_eq!(
+                r.read("rt.table"),
+                "1.0.0.0/8\t\t-\t\t0\n172.16.0.0/12\t\t10.0.0.1\t2\n10.0.0.0/8\t\t10.0.0.9\t2\n"
+            );
         }
     }
 }
@@ -139,26 +183,45 @@ fn ctrl_is_atomic_and_lookups_follow_updates() {
     let pkts = capture("router-in.pcap");
     let r = table_router("RadixIPLookup");
     let before = r.read("rt.table");
-    let e = r.write("rt.ctrl", "add 1.0.0.0/8 0\nremove 10.0.0.0/8\nbogus 1.2.3.4 0\n").unwrap_err().to_string();
+    let e = r
+        .write(
+            "rt.ctrl",
+            "add 1.0.0.0/8 0\nremove 10.0.0.0/8\nbogus 1.2.3.4 0\n",
+        )
+        .unwrap_err()
+        .to_string();
     assert_eq!(e, "bad command 'bogus'");
     assert_eq!(r.read("rt.table"), before);
-    let e = r.write("rt.ctrl", "set 192.168.0.0/16 2\nadd 10.0.0.0/8 1").unwrap_err().to_string();
+    let e = r
+        .write("rt.ctrl", "set 192.168.0.0/16 2\nadd 10.0.0.0/8 1")
+        .unwrap_err()
+        .to_string();
     assert_eq!(e, "conflict with existing route '10.0.0.0/8 - 0'");
     assert_eq!(r.read("rt.table"), before);
-    r.write("rt.ctrl", "add 10.0.0.0/24 2\nremove 192.168.0.0/16\n\nset 0.0.0.0/0 10.0.0.7 1").unwrap();
+    r.write(
+        "rt.ctrl",
+        "add 10.0.0.0/24 2\nremove 192.168.0.0/16\n\nset 0.0.0.0/0 10.0.0.7 1",
+    )
+    .unwrap();
 
     // Traffic now follows the new table.
     let c = "src :: BatchSrc -> CheckIPHeader(14) -> rt :: RadixIPLookup(10.0.0.0/8 0, 192.168.0.0/16 1); rt[0] -> a :: Collect; rt[1] -> b :: Collect; rt[2] -> c :: Collect;";
     clear_collected();
     let r = try_build(c, 32).unwrap();
-    r.write("rt.ctrl", "add 10.0.0.0/24 2\nremove 192.168.0.0/16\nset 0.0.0.0/0 10.0.0.7 1").unwrap();
+    r.write(
+        "rt.ctrl",
+        "add 10.0.0.0/24 2\nremove 192.168.0.0/16\nset 0.0.0.0/0 10.0.0.7 1",
+    )
+    .unwrap();
     for d in &pkts {
-        r.inject("rt", 0, &[d.clone()]);
+        r.inject("rt", 0, std::slice::from_ref(d));
     }
     // inject bypasses CheckIPHeader: the destination annotation is zero,
     // so everything follows the default route.
     assert_eq!(collected("b").len(), pkts.len());
-    assert!(collected("b").iter().all(|s| s.anno.bytes[..4] == [10, 0, 0, 7]));
+    assert!(collected("b")
+        .iter()
+        .all(|s| s.anno.bytes[..4] == [10, 0, 0, 7]));
 }
 
 #[test]
@@ -169,6 +232,16 @@ fn static_has_no_update_handlers_and_config_errors() {
     let e = try_router("InfiniteSource(LIMIT 0) -> rt :: RadixIPLookup(10/8 0, 10.0.0.0/8 zero, 11/8 3) -> Discard;")
         .err()
         .unwrap();
-    assert!(e.contains(&"test.click:1:   argument 2 should be 'ADDR/MASK [GATEWAY] OUTPUT'".to_string()), "{:?}", e);
-    assert!(e.contains(&"test.click:1:   argument 3 bad OUTPUT".to_string()), "{:?}", e);
+    assert!(
+        e.contains(
+            &"test.click:1:   argument 2 should be 'ADDR/MASK [GATEWAY] OUTPUT'".to_string()
+        ),
+        "{:?}",
+        e
+    );
+    assert!(
+        e.contains(&"test.click:1:   argument 3 bad OUTPUT".to_string()),
+        "{:?}",
+        e
+    );
 }

@@ -43,7 +43,10 @@ impl Element for Classifier {
     fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
         let conf = split_args(config);
         if conf.len() != cx.noutputs {
-            return Err(format!("need {} arguments, one per output port", cx.noutputs));
+            return Err(format!(
+                "need {} arguments, one per output port",
+                cx.noutputs
+            ));
         }
         let pats: Vec<&str> = conf.iter().map(|s| s.as_str()).collect();
         let prog = Program::compile_classifier(&pats)?;
@@ -66,7 +69,8 @@ impl Element for Classifier {
         let Some(prog) = &self.prog else { return };
         self.ports.clear();
         for p in &batch {
-            self.ports.push(port_code(prog.matches(p.data()), self.noutputs));
+            self.ports
+                .push(port_code(prog.matches(p.data()), self.noutputs));
         }
         dispatch(batch, &self.ports, cx);
     }
@@ -80,4 +84,3 @@ impl Element for Classifier {
 
     crate::element_any!();
 }
-

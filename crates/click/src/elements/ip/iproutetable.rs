@@ -742,14 +742,14 @@ mod tests {
             x ^= x << 5;
             x
         };
-        for step in 0..3000 {
+        for step in 0..3000i32 {
             let len = [0, 1, 7, 8, 9, 12, 16, 17, 20, 24, 25, 30, 32][(rnd() % 13) as usize];
             let addr = (rnd() & 0xC0A8_FFFF | 0x0A00_0000) & prefix_mask(len);
             let route = Route {
                 addr,
                 mask: prefix_mask(len),
                 gw: 0,
-                port: (step % 5) as i32,
+                port: step % 5,
             };
             if rnd() % 3 == 0 {
                 let rm = Route { port: -1, ..route };
