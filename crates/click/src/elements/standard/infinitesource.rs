@@ -94,7 +94,7 @@ impl InfiniteSource {
 impl Element for InfiniteSource {
     fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
         let mut a = Args::new(config);
-        let data = a.read_p::<String>("DATA")?;
+        let data = util::read_data(&mut a, "DATA", true)?;
         let limit = a.read_p::<i64>("LIMIT")?.unwrap_or(-1);
         let burst = a.read_p::<i32>("BURST")?.unwrap_or(1);
         let active = a.read_p::<bool>("ACTIVE")?.unwrap_or(true);
@@ -112,9 +112,7 @@ impl Element for InfiniteSource {
         if stop && end_call.is_some() {
             return Err("END_CALL and STOP are mutually exclusive".into());
         }
-        self.data = data
-            .map(|s| s.into_bytes())
-            .unwrap_or_else(|| DEFAULT_DATA.to_vec());
+        self.data = data.unwrap_or_else(|| DEFAULT_DATA.to_vec());
         self.datasize = datasize.unwrap_or(-1);
         self.packet = util::source_data(&self.data, self.datasize);
         self.limit = limit;

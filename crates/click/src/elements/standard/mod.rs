@@ -14,6 +14,7 @@ pub mod print;
 pub mod queue;
 pub mod ratedsource;
 pub mod rrsched;
+pub mod script;
 pub mod strip;
 pub mod switch;
 pub mod tee;
@@ -38,6 +39,8 @@ pub static SPECS: &[&ClassSpec] = &[
     &queue::SIMPLEQUEUE_SPEC,
     &ratedsource::SPEC,
     &rrsched::SPEC,
+    &script::SPEC,
+    &script::DRIVERMANAGER_SPEC,
     &strip::SPEC,
     &strip::UNSTRIP_SPEC,
     &switch::SPEC,

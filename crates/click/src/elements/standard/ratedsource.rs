@@ -81,7 +81,7 @@ impl RatedSource {
 impl Element for RatedSource {
     fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
         let mut a = Args::new(config);
-        let data = a.read_p::<String>("DATA")?;
+        let data = util::read_data(&mut a, "DATA", true)?;
         let mut rate = a.read_p::<u32>("RATE")?.unwrap_or(10) as u64;
         let limit = a.read_p::<i32>("LIMIT")?.unwrap_or(-1);
         let active = a.read_p::<bool>("ACTIVE")?.unwrap_or(true);
@@ -92,9 +92,7 @@ impl Element for RatedSource {
         let stop = a.read::<bool>("STOP")?.unwrap_or(false);
         let bandwidth = a.read::<Bandwidth>("BANDWIDTH")?.map(|b| b.0).unwrap_or(0);
         a.complete()?;
-        let data = data
-            .map(|s| s.into_bytes())
-            .unwrap_or_else(|| DEFAULT_DATA.to_vec());
+        let data = data.unwrap_or_else(|| DEFAULT_DATA.to_vec());
         let datasize = datasize.unwrap_or(-1);
         if bandwidth > 0 {
             let len = if datasize < 0 {
@@ -102,7 +100,7 @@ impl Element for RatedSource {
             } else {
                 datasize as u64
             };
-            rate = if len == 0 { 0 } else { bandwidth / len };
+            rate = bandwidth.checked_div(len).unwrap_or(0);
         }
         let mut burst = if rate < 200 { 2 } else { rate / 100 };
         if bandwidth > 0 && datasize > 0 && burst < 2 * datasize as u64 {

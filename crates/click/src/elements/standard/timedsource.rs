@@ -93,7 +93,7 @@ impl Element for TimedSource {
             .read_p::<Seconds>("INTERVAL")?
             .map(|s| s.0)
             .unwrap_or(500_000_000);
-        let data = a.read_p::<String>("DATA")?;
+        let data = util::read_data(&mut a, "DATA", true)?;
         let limit = a.read_p::<i32>("LIMIT")?.unwrap_or(-1);
         let active = a.read::<bool>("ACTIVE")?.unwrap_or(true);
         let stop = a.read::<bool>("STOP")?.unwrap_or(false);
@@ -102,9 +102,7 @@ impl Element for TimedSource {
             .map(|h| h as usize)
             .unwrap_or(DEFAULT_HEADROOM);
         a.complete()?;
-        self.data = data
-            .map(|s| s.into_bytes())
-            .unwrap_or_else(|| DEFAULT_DATA.to_vec());
+        self.data = data.unwrap_or_else(|| DEFAULT_DATA.to_vec());
         self.interval = interval.max(0);
         self.limit = i64::from(limit);
         self.active = active;

@@ -50,7 +50,7 @@ pub fn fmt_double(x: f64) -> String {
     let e = format!("{:.*e}", (P - 1) as usize, x);
     let (mant, exp) = e.split_once('e').unwrap_or((&e, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
-    if exp < -4 || exp >= P {
+    if !(-4..P).contains(&exp) {
         let mant = strip_zeros(mant);
         let sign = if exp < 0 { '-' } else { '+' };
         format!("{}e{}{:02}", mant, sign, exp.abs())
@@ -224,6 +224,23 @@ pub fn call_write_desc(cx: &Ctx, desc: &str) {
         cx.please_stop_driver();
     } else {
         let _ = cx.call_write(&h, &rest);
+    }
+}
+
+/// Reads a DATA-style string argument as raw bytes (`\\<hex>` escapes may
+/// produce non-UTF-8 bytes).
+pub fn read_data(a: &mut Args, kw: &str, positional: bool) -> Result<Option<Vec<u8>>, String> {
+    let v = if positional {
+        a.read_p::<args::RawString>(kw)?
+    } else {
+        a.read::<args::RawString>(kw)?
+    };
+    match v {
+        None => Ok(None),
+        Some(args::RawString(s)) => {
+            args::parse_string(&s).map_err(|e| format!("{}: {}", kw, e))?;
+            Ok(Some(args::unquote_bytes(&s)))
+        }
     }
 }
 

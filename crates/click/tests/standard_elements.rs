@@ -1,0 +1,454 @@
+//! Tests for the standard element group: real packets in, Click's output
+//! and handler values out.
+
+mod common;
+use click::prelude::*;
+use common::*;
+
+#[test]
+fn infinitesource_defaults_and_limit() {
+    clear_collected();
+    let r = router("s :: InfiniteSource(LIMIT 5, STOP true) -> c :: Counter -> out :: Collect;");
+    r.run();
+    assert!(r.router.is_stopped());
+    let got = collected_data("out");
+    assert_eq!(got.len(), 5);
+    assert_eq!(
+        got[0],
+        b"Random bullshit in a packet, at least 64 bytes long. Well, now it is.".to_vec()
+    );
+    assert_eq!(got[0].len(), 69);
+    assert_eq!(r.read("s.count"), "5");
+    assert_eq!(r.read("s.limit"), "5");
+    assert_eq!(r.read("s.burst"), "1");
+    assert_eq!(r.read("s.active"), "true");
+    assert_eq!(r.read("s.length"), "-1");
+    assert_eq!(r.read("c.count"), "5");
+    assert_eq!(r.read("c.byte_count"), "345");
+    // timestamps are set by default
+    assert!(!collected("out")[0].anno.timestamp.is_zero());
+}
+
+#[test]
+fn infinitesource_length_burst_and_errors() {
+    clear_collected();
+    let r = router("InfiniteSource(DATA \\<0a0b>, LIMIT 7, BURST 3, LENGTH 5, TIMESTAMP false) -> out :: Collect;");
+    r.run();
+    let got = collected("out");
+    assert_eq!(got.len(), 7);
+    assert_eq!(got[0].data, vec![10, 11, 10, 11, 10]);
+    assert!(got[0].anno.timestamp.is_zero());
+    let e = try_router("InfiniteSource(BURST 0) -> Discard;")
+        .err()
+        .unwrap();
+    assert!(
+        e.iter().any(|l| l.ends_with("burst size must be >= 1")),
+        "{:?}",
+        e
+    );
+    let e = try_router("InfiniteSource(FOO 1) -> Discard;")
+        .err()
+        .unwrap();
+    assert!(
+        e.iter().any(|l| l.ends_with("FOO: unknown argument")),
+        "{:?}",
+        e
+    );
+    let e = try_router("InfiniteSource(STOP true, END_CALL x.y) -> Discard;")
+        .err()
+        .unwrap();
+    assert!(
+        e.iter()
+            .any(|l| l.ends_with("END_CALL and STOP are mutually exclusive")),
+        "{:?}",
+        e
+    );
+}
+
+#[test]
+fn discard_counts_and_keywords() {
+    let r = router("s :: InfiniteSource(LIMIT 40, BURST 8) -> d :: Discard;");
+    r.run();
+    assert_eq!(r.read("d.count"), "40");
+    r.write("d.reset_counts", "").unwrap();
+    assert_eq!(r.read("d.count"), "0");
+    let e = try_router("InfiniteSource -> Discard(false);")
+        .err()
+        .unwrap();
+    assert!(
+        e.iter().any(|l| l.ends_with("too many arguments")),
+        "{:?}",
+        e
+    );
+    let e = try_router("InfiniteSource -> Discard(ACTIVE false);")
+        .err()
+        .unwrap();
+    assert!(
+        e.iter()
+            .any(|l| l.ends_with("ACTIVE is meaningless in push context")),
+        "{:?}",
+        e
+    );
+}
+
+fn print_lines(config: &str, pkts: &[Vec<u8>]) -> Vec<String> {
+    let r = router(&format!("Idle -> {}", config));
+    r.inject("p", 0, pkts);
+    r.stderr().lines().map(String::from).collect()
+}
+
+#[test]
+fn print_formats_like_click() {
+    let pkts = pcap_packets("udp-64.pcap");
+    let lines = print_lines("p :: Print(ok) -> Discard;", &pkts[..1]);
+    // Ethernet 52:54:00:00:00:02 <- :01, IPv4
+    assert_eq!(
+        lines[0],
+        format!("ok:   64 | {}", hex_groups(&pkts[0][..24]))
+    );
+    assert!(lines[0].starts_with("ok:   64 | 52540000 00025254 00000001 08004500"));
+    let lines = print_lines("p :: Print -> Discard;", &pkts[..1]);
+    assert!(lines[0].starts_with("  64 | 52540000"));
+    let lines = print_lines("p :: Print(x, 4) -> Discard;", &pkts[..1]);
+    assert_eq!(lines[0], "x:   64 | 52540000");
+    let lines = print_lines("p :: Print(x, CONTENTS NONE) -> Discard;", &pkts[..1]);
+    assert_eq!(lines[0], "x:   64");
+    let lines = print_lines(
+        "p :: Print(x, 10, CONTENTS ascii) -> Discard;",
+        &[b"abcdefgh\x01jk".to_vec()],
+    );
+    assert_eq!(lines[0], "x:   11 |  abcdefgh .j");
+    let lines = print_lines("p :: Print(x, -1) -> Discard;", &[vec![1, 2, 3, 4, 5]]);
+    assert_eq!(lines[0], "x:    5 | 01020304 05");
+    let lines = print_lines("p :: Print(x, 0) -> Discard;", &[vec![1, 2]]);
+    assert_eq!(lines[0], "x:    2");
+    let lines = print_lines(
+        "p :: Print(h, HEADROOM true, MAXLENGTH 1) -> Discard;",
+        &[vec![9]],
+    );
+    assert!(
+        lines[0].starts_with("h:    1 (h64 t") && lines[0].ends_with(") | 09"),
+        "{}",
+        lines[0]
+    );
+    let lines = print_lines(
+        "p :: Print(a, PRINTANNO true, CONTENTS false) -> Discard;",
+        &[vec![9]],
+    );
+    assert_eq!(lines[0], format!("a:    1 | {}", "00".repeat(48)));
+    let lines = print_lines("p :: Print(ACTIVE false) -> Discard;", &[vec![9]]);
+    assert!(lines.is_empty());
+    let e = try_router("Idle -> Print(CONTENTS bogus) -> Discard;")
+        .err()
+        .unwrap();
+    assert!(e.iter().any(|l| l.ends_with("bad contents value 'BOGUS'; should be 'NONE', 'HEX', or 'ASCII'")), "{:?}", e);
+}
+
+#[test]
+fn print_timestamp() {
+    let r = router("s :: InfiniteSource(DATA \\<01>, LIMIT 1, STOP true) -> Print(t, TIMESTAMP true) -> Discard;");
+    r.run();
+    assert_eq!(r.stderr(), "t: 1000000000.000000:    1 | 01\n");
+}
+
+fn hex_groups(d: &[u8]) -> String {
+    let mut s = String::new();
+    for (i, b) in d.iter().enumerate() {
+        if i > 0 && i % 4 == 0 {
+            s.push(' ');
+        }
+        s.push_str(&format!("{:02x}", b));
+    }
+    s
+}
+
+#[test]
+fn counter_rates_and_calls() {
+    let r = router("s :: RatedSource(RATE 1000, LIMIT 2000) -> c :: Counter(COUNT_CALL 100 stop) -> a :: AverageCounter -> Discard;");
+    r.run();
+    assert_eq!(r.read("c.count"), "100");
+    assert_eq!(r.read("c.byte_count"), "6900");
+    assert_eq!(r.read("a.count"), "100");
+    // 100 packets over 99 ms
+    assert_eq!(r.read("a.rate"), "1010.1010101");
+    let rate: f64 = r.read("c.rate").parse().unwrap();
+    assert!(rate > 500.0 && rate <= 1000.0, "{}", rate);
+    r.write("c.reset", "").unwrap();
+    assert_eq!(r.read("c.count"), "0");
+    assert_eq!(r.read("c.rate"), "0");
+}
+
+#[test]
+fn ratedsource_virtual_time() {
+    clear_collected();
+    let r = router("s :: RatedSource(RATE 10, LIMIT 5, STOP true) -> out :: Collect;");
+    let t0 = r.clock.now();
+    r.run();
+    assert!(r.router.is_stopped());
+    let got = collected("out");
+    assert_eq!(got.len(), 5);
+    let dt: Vec<i64> = got
+        .iter()
+        .map(|s| (s.anno.timestamp - t0).nsec() / 1_000_000)
+        .collect();
+    assert_eq!(dt, vec![0, 100, 200, 300, 400]);
+    assert_eq!(r.read("s.rate"), "10");
+    assert_eq!(r.read("s.count"), "5");
+}
+
+#[test]
+fn timedsource_interval() {
+    clear_collected();
+    let r = router("s :: TimedSource(0.25, \\<abcd>, LIMIT 3, STOP true) -> out :: Collect;");
+    let t0 = r.clock.now();
+    r.run();
+    let got = collected("out");
+    assert_eq!(got.len(), 3);
+    assert_eq!(got[0].data, vec![0xab, 0xcd]);
+    let dt: Vec<i64> = got
+        .iter()
+        .map(|s| (s.anno.timestamp - t0).nsec() / 1_000_000)
+        .collect();
+    assert_eq!(dt, vec![250, 500, 750]);
+    assert_eq!(r.read("s.interval"), "0.250000");
+}
+
+#[test]
+fn queue_drops_and_notifier() {
+    let pkts = pcap_packets("mixed.pcap");
+    let r = router("Idle -> src :: Null -> q :: Queue(5); q -> u :: Unqueue(BURST 2) -> c :: Counter -> Discard;");
+    // Nothing queued: the Unqueue must go to sleep.
+    for _ in 0..5 {
+        r.router.run_pass();
+    }
+    assert_eq!(r.router.run_pass(), RunState::Idle(None));
+    r.inject("src", 0, &pkts[..8]);
+    assert_eq!(r.stderr(), "q :: Queue: overflow\n");
+    assert_eq!(r.read("q.length"), "5");
+    assert_eq!(r.read("q.drops"), "3");
+    assert_eq!(r.read("q.highwater_length"), "5");
+    assert_eq!(r.read("q.capacity"), "5");
+    assert_eq!(r.router.run_pass(), RunState::Busy);
+    r.run();
+    assert_eq!(r.read("c.count"), "5");
+    assert_eq!(r.read("u.count"), "5");
+    assert_eq!(r.read("q.length"), "0");
+    assert_eq!(r.router.run_pass(), RunState::Idle(None));
+    r.write("q.reset_counts", "").unwrap();
+    assert_eq!(r.read("q.drops"), "0");
+    assert_eq!(r.read("q.highwater_length"), "0");
+}
+
+#[test]
+fn simplequeue_drop_output() {
+    clear_collected();
+    let r =
+        router("Idle -> src :: Null -> q :: SimpleQueue(2) -> Discard; q[1] -> drops :: Collect;");
+    r.inject("src", 0, &pcap_packets("udp-64.pcap")[..5]);
+    r.run();
+    assert_eq!(collected("drops").len(), 3);
+    clear_collected();
+    let r = router("Idle -> src :: Null -> q :: SimpleQueue(2); q[1] -> drops :: Collect; Idle -> Discard; q -> PullNull -> d :: Discard(ACTIVE false);");
+    r.inject("src", 0, &pcap_packets("udp-64.pcap")[..5]);
+    assert_eq!(collected("drops").len(), 3);
+    assert_eq!(r.read("q.length"), "2");
+    r.write("q.reset", "").unwrap();
+    assert_eq!(r.read("q.length"), "0");
+}
+
+#[test]
+fn tee_paint_switches() {
+    clear_collected();
+    let r = router(
+        "Idle -> src :: Tee(2); src[0] -> Paint(3) -> ps :: PaintSwitch; src[1] -> Paint(1) -> cp :: CheckPaint(1) -> ok :: Collect; cp[1] -> bad :: Collect;
+         ps[0] -> p0 :: Collect; ps[1] -> p1 :: Collect; ps[2] -> p2 :: Collect; ps[3] -> p3 :: Collect;",
+    );
+    r.inject("src", 0, &pcap_packets("udp-64.pcap")[..3]);
+    assert_eq!(collected("p3").len(), 3);
+    assert_eq!(collected("p3")[0].anno.paint(), 3);
+    assert_eq!(collected("ok").len(), 3);
+    assert_eq!(collected("bad").len(), 0);
+    let e = try_router("i :: Idle -> Tee(3) -> Discard;").err().unwrap();
+    assert!(
+        e.iter().any(|l| l.ends_with("1 outputs implies 1 arms")),
+        "{:?}",
+        e
+    );
+}
+
+#[test]
+fn switch_rrswitch_hashswitch() {
+    clear_collected();
+    let r = router("Idle -> src :: Switch(1); src[0] -> a :: Collect; src[1] -> b :: Collect;
+                    Idle -> rr :: RoundRobinSwitch; rr[0] -> c :: Collect; rr[1] -> d :: Collect; rr[2] -> e :: Collect;
+                    Idle -> h :: HashSwitch(19, 1); h[0] -> h0 :: Collect; h[1] -> h1 :: Collect; h[2] -> h2 :: Collect;");
+    let pkts = pcap_packets("udp-64.pcap");
+    r.inject("src", 0, &pkts[..2]);
+    r.write("src.switch", "0").unwrap();
+    r.inject("src", 0, &pkts[..1]);
+    r.write("src.switch", "-1").unwrap();
+    r.inject("src", 0, &pkts[..1]);
+    assert_eq!((collected("a").len(), collected("b").len()), (1, 2));
+    assert_eq!(r.read("src.switch"), "-1");
+    r.inject("rr", 0, &pkts[..7]);
+    assert_eq!(
+        (
+            collected("c").len(),
+            collected("d").len(),
+            collected("e").len()
+        ),
+        (3, 2, 2)
+    );
+    // byte 19 is the low byte of IP id 1..6 (the packet sum is the byte itself)
+    r.inject("h", 0, &pkts[..6]);
+    let n: Vec<usize> = ["h0", "h1", "h2"]
+        .iter()
+        .map(|x| collected(x).len())
+        .collect();
+    assert_eq!(n, vec![2, 2, 2]);
+    let e = try_router("Idle -> HashSwitch(0, 0) -> Discard;")
+        .err()
+        .unwrap();
+    assert!(
+        e.iter().any(|l| l.ends_with("length must be > 0")),
+        "{:?}",
+        e
+    );
+}
+
+#[test]
+fn strip_unstrip_roundtrip() {
+    clear_collected();
+    let r = router("Idle -> src :: Strip(14) -> s :: Collect; Idle -> src2 :: Strip(14) -> Unstrip(14) -> u :: Collect;");
+    let pkts = pcap_packets("mixed.pcap");
+    r.inject("src", 0, &pkts[..3]);
+    r.inject("src2", 0, &pkts[..3]);
+    assert_eq!(collected("s")[0].data, pkts[0][14..].to_vec());
+    assert_eq!(collected("u")[0].data, pkts[0]);
+    let e = try_router("Idle -> Strip -> Discard;").err().unwrap();
+    assert!(
+        e.iter()
+            .any(|l| l.ends_with("missing mandatory LENGTH argument")),
+        "{:?}",
+        e
+    );
+}
+
+#[test]
+fn rrsched_and_pull_elements() {
+    clear_collected();
+    let r = router("Idle -> a :: Null -> q1 :: Queue; Idle -> b :: Null -> q2 :: Queue;
+                    q1 -> [0]rr :: RoundRobinSched; q2 -> [1]rr; rr -> PullNull -> u :: Unqueue(BURST 10) -> out :: Collect;");
+    r.inject("a", 0, &[vec![1], vec![1], vec![1]]);
+    r.inject("b", 0, &[vec![2], vec![2]]);
+    r.run();
+    let got: Vec<u8> = collected("out").iter().map(|s| s.data[0]).collect();
+    assert_eq!(got, vec![1, 2, 1, 2, 1]);
+    assert_eq!(r.router.run_pass(), RunState::Idle(None));
+}
+
+#[test]
+fn script_basics() {
+    let r = router(
+        "Script(set x 1, label top, print \"x=$x\", set x $(add $x 1), goto top $(le $x 3), print $(mul 6 7), print $(div 10 4), print $(eq a a), print $(if $(not false) yes no), printn \"nn\", print, stop);",
+    );
+    r.run();
+    assert_eq!(r.stdout(), "x=1\nx=2\nx=3\n42\n2.5\ntrue\nyes\nnn\n");
+    assert!(r.router.is_stopped());
+}
+
+#[test]
+fn script_reads_handlers_and_waits() {
+    let r = router(
+        "s :: InfiniteSource(LIMIT 3) -> c :: Counter -> Discard;
+         sc :: Script(wait 1, print $(c.count), read c.count, write s.limit 5, write s.reset, wait 0.5s, print c.count, write c.nonexistent 1, stop);",
+    );
+    r.run();
+    assert_eq!(r.stdout(), "3\n8\n");
+    assert!(r.stderr().contains("c.count:\n3\n"), "{}", r.stderr());
+    assert!(
+        r.stderr()
+            .contains("While executing 'sc :: Script':\n  no 'c.nonexistent' write handler"),
+        "{}",
+        r.stderr()
+    );
+}
+
+#[test]
+fn script_errors() {
+    let e = try_router("Script(frob 1);").err().unwrap();
+    assert!(
+        e.iter().any(|l| l.ends_with("syntax error at 'frob'")),
+        "{:?}",
+        e
+    );
+    let e = try_router("Script(goto nowhere);").err().unwrap();
+    assert!(
+        e.iter().any(|l| l.ends_with("no such label 'nowhere'")),
+        "{:?}",
+        e
+    );
+    let e = try_router("Script(TYPE BOGUS);").err().unwrap();
+    assert!(e.iter().any(|l| l.ends_with("bad TYPE")), "{:?}", e);
+}
+
+#[test]
+fn script_passive_and_step() {
+    // A passive script's first step is used up by its first pause.
+    let r = router(
+        "s :: Script(TYPE PASSIVE, print \"a\", pause, print \"b\", pause, print \"c\", return 7);",
+    );
+    r.run();
+    assert_eq!(r.stdout(), "");
+    r.write("s.step", "").unwrap();
+    assert_eq!(r.stdout(), "a\nb\n");
+    r.write("s.step", "").unwrap();
+    assert_eq!(r.stdout(), "a\nb\nc\n");
+    assert_eq!(r.read("s.run"), "7");
+    // `print NAME` reads a handler, as in Click.
+    let r = router("s :: Script(print a);");
+    r.run();
+    assert_eq!(
+        r.stderr(),
+        "While executing 's :: Script':\n  no 'a' read handler\n"
+    );
+}
+
+#[test]
+fn drivermanager_default_and_script() {
+    // Default DriverManager: first stop request stops.
+    let r = router("InfiniteSource(LIMIT 2, STOP true) -> c :: Counter -> Discard; DriverManager;");
+    r.run();
+    assert!(r.router.is_stopped());
+    assert_eq!(r.read("c.count"), "2");
+    // Two sources: wait for both.
+    let r = router(
+        "a :: InfiniteSource(LIMIT 2, STOP true) -> c :: Counter -> Discard;
+         b :: RatedSource(RATE 10, LIMIT 3, STOP true) -> c2 :: Counter -> Discard;
+         DriverManager(wait_stop 2, print \"done $(c.count) $(c2.count)\", stop);",
+    );
+    r.run();
+    assert!(r.router.is_stopped());
+    assert_eq!(r.stdout(), "done 2 3\n");
+    // wait_time, then stop.
+    let r = router(
+        "InfiniteSource(LIMIT 1) -> Discard; DriverManager(wait_time 2s, read version, stop);",
+    );
+    let t0 = r.clock.now();
+    r.run();
+    assert!(r.router.is_stopped());
+    assert_eq!((r.clock.now() - t0).nsec(), 2_000_000_000);
+    assert!(r.stderr().starts_with("version:\n"));
+}
+
+#[test]
+fn unqueue_idle_sleeps() {
+    let r = router("Idle -> Queue -> u :: Unqueue -> Discard;");
+    for _ in 0..3 {
+        r.router.run_pass();
+    }
+    assert_eq!(r.router.run_pass(), RunState::Idle(None));
+    let r = router("Idle -> d :: Discard;");
+    assert_eq!(r.router.run_pass(), RunState::Idle(None));
+    let _ = r.read("d.count");
+}
