@@ -155,6 +155,13 @@ pub trait Element: Any {
         None
     }
 
+    /// Reads a handler that takes a parameter (Click's read-with-parameter
+    /// handlers, e.g. a routing table's `lookup ADDR`). `None` means no
+    /// such handler.
+    fn read_handler_param(&mut self, _name: &str, _param: &str, _cx: &Ctx) -> Option<HandlerResult<String>> {
+        None
+    }
+
     /// Writes one of the class's own handlers. `None` means no such handler.
     fn write_handler(&mut self, _name: &str, _value: &str, _cx: &Ctx) -> Option<HandlerResult<()>> {
         None

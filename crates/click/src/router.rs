@@ -672,6 +672,12 @@ impl Router {
         self.core.write_handler(path, value)
     }
 
+    /// Reads `element.handler` with a parameter (Click's read-with-parameter
+    /// handlers, e.g. `rt.lookup 10.0.0.1`).
+    pub fn read_handler_param(&self, path: &str, param: &str) -> Result<String, HandlerError> {
+        self.core.read_handler_param(path, param)
+    }
+
     /// Pushes a packet into `element`'s input `port` from outside the graph
     /// (used by hosts for device input and by tests).
     pub fn inject(&self, element: &str, port: usize, p: Packet) -> Result<(), HandlerError> {
@@ -928,6 +934,17 @@ impl Core {
             }
         }
         match self.with_elem(i, |e, cx| e.read_handler(&h, cx)) {
+            None => Err(HandlerError::Busy(path.into())),
+            Some(None) => Err(HandlerError::NoSuchHandler(path.into())),
+            Some(Some(r)) => r.map_err(HandlerError::Failed),
+        }
+    }
+
+    /// Reads an element handler that takes a parameter.
+    pub fn read_handler_param(&self, path: &str, param: &str) -> Result<String, HandlerError> {
+        let (elem, h) = self.find_handler_target(path)?;
+        let Some(i) = elem else { return Err(HandlerError::NoSuchHandler(path.into())) };
+        match self.with_elem(i, |e, cx| e.read_handler_param(&h, param, cx)) {
             None => Err(HandlerError::Busy(path.into())),
             Some(None) => Err(HandlerError::NoSuchHandler(path.into())),
             Some(Some(r)) => r.map_err(HandlerError::Failed),

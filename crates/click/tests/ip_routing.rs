@@ -245,3 +245,38 @@ fn static_has_no_update_handlers_and_config_errors() {
         e
     );
 }
+
+#[test]
+fn lookup_handler_with_parameter() {
+    let r = table_router("RadixIPLookup");
+    r.write("rt.add", "0.0.0.0/0 10.0.0.1 2").unwrap();
+    assert_eq!(
+        r.router
+            .read_handler_param("rt.lookup", "10.1.2.3")
+            .unwrap(),
+        "0"
+    );
+    assert_eq!(
+        r.router.read_handler_param("rt.lookup", "8.8.8.8").unwrap(),
+        "2 10.0.0.1"
+    );
+    r.write("rt.remove", "0.0.0.0/0").unwrap();
+    assert_eq!(
+        r.router.read_handler_param("rt.lookup", "8.8.8.8").unwrap(),
+        "-1"
+    );
+    let e = r
+        .router
+        .read_handler_param("rt.lookup", "banana")
+        .unwrap_err()
+        .to_string();
+    assert_eq!(e, "expected IP address");
+    assert!(r.router.read_handler("rt.lookup").is_err());
+    let s = table_router("StaticIPLookup");
+    assert_eq!(
+        s.router
+            .read_handler_param("rt.lookup", "192.168.3.4")
+            .unwrap(),
+        "1"
+    );
+}

@@ -586,6 +586,19 @@ impl Element for IpRouteLookup {
     fn read_handler(&mut self, name: &str, _cx: &Ctx) -> Option<HandlerResult<String>> {
         match name {
             "table" => Some(Ok(self.table.dump())),
+            "lookup" => Some(self.lookup_handler("")),
+            _ => None,
+        }
+    }
+
+    fn read_handler_param(
+        &mut self,
+        name: &str,
+        param: &str,
+        _cx: &Ctx,
+    ) -> Option<HandlerResult<String>> {
+        match name {
+            "lookup" => Some(self.lookup_handler(param)),
             _ => None,
         }
     }
