@@ -158,7 +158,12 @@ pub trait Element: Any {
     /// Reads a handler that takes a parameter (Click's read-with-parameter
     /// handlers, e.g. a routing table's `lookup ADDR`). `None` means no
     /// such handler.
-    fn read_handler_param(&mut self, _name: &str, _param: &str, _cx: &Ctx) -> Option<HandlerResult<String>> {
+    fn read_handler_param(
+        &mut self,
+        _name: &str,
+        _param: &str,
+        _cx: &Ctx,
+    ) -> Option<HandlerResult<String>> {
         None
     }
 
