@@ -58,7 +58,8 @@ fn inputs() -> Vec<Vec<u8>> {
 fn no_element_panics_on_bad_packets() {
     let pkts = inputs();
     for (i, cfg) in PIPELINES.iter().enumerate() {
-        let r = match try_router(cfg) {
+        let cfg = format!("Idle -> {}", cfg);
+        let r = match try_router(&cfg) {
             Ok(r) => r,
             Err(e) => panic!("pipeline {} did not build:\n{}", i, e.join("\n")),
         };
