@@ -23,7 +23,10 @@ extern "C" {
 const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
 
 fn thread_cpu_ns() -> i64 {
-    let mut ts = Timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: clock_gettime writes one timespec into the valid pointer we pass.
     unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     ts.tv_sec * 1_000_000_000 + ts.tv_nsec
@@ -32,7 +35,9 @@ fn thread_cpu_ns() -> i64 {
 struct SysClock;
 impl Clock for SysClock {
     fn now(&self) -> Timestamp {
-        let d = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+        let d = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default();
         Timestamp::from_nsec(d.as_nanos() as i64)
     }
 }
@@ -53,10 +58,21 @@ fn repo(path: &str) -> String {
 
 /// Runs one configuration; returns (packets, thread CPU ns).
 fn run_once(text: &str, file: &str, n: u64, data: &str) -> Result<(u64, i64), String> {
-    let defs = vec![("N".to_string(), n.to_string()), ("DATA".to_string(), data.to_string())];
+    let defs = vec![
+        ("N".to_string(), n.to_string()),
+        ("DATA".to_string(), data.to_string()),
+    ];
     let reg = Registry::with_builtin();
-    let r = Router::from_config(text, file, &defs, &reg, Box::new(SysClock), Box::new(Quiet), RouterOptions::default())
-        .map_err(|e| e.join("\n"))?;
+    let r = Router::from_config(
+        text,
+        file,
+        &defs,
+        &reg,
+        Box::new(SysClock),
+        Box::new(Quiet),
+        RouterOptions::default(),
+    )
+    .map_err(|e| e.join("\n"))?;
     let t0 = thread_cpu_ns();
     r.run_until_idle(&mut |_| {});
     let t1 = thread_cpu_ns();
@@ -64,9 +80,18 @@ fn run_once(text: &str, file: &str, n: u64, data: &str) -> Result<(u64, i64), St
 }
 
 fn main() {
-    let filter: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
-    let n: u64 = std::env::var("BENCH_N").ok().and_then(|v| v.parse().ok()).unwrap_or(5_000_000);
-    let runs: usize = std::env::var("BENCH_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(3);
+    let filter: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let n: u64 = std::env::var("BENCH_N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5_000_000);
+    let runs: usize = std::env::var("BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3);
     // (name, file, Click 2.1 Mp/s at 64 B, FastClick Mp/s at 64 B) from ANCHORS.md
     let pipelines: &[(&str, &str, Option<f64>, Option<f64>)] = &[
         ("floor", "bench/floor.click", Some(19.0), Some(14.6)),

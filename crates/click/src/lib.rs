@@ -34,11 +34,14 @@ pub use click_wire as wire;
 
 /// The names most hosts and elements need.
 pub mod prelude {
-    pub use crate::element::{Batch, ClassSpec, ConfigureCtx, Element, HandlerDoc, HandlerMode, HandlerResult};
+    pub use crate::element::{
+        Batch, ClassSpec, ConfigureCtx, Element, HandlerDoc, HandlerMode, HandlerResult,
+    };
     pub use crate::packet::{Anno, PacketType, Pool, DEFAULT_HEADROOM};
     pub use crate::registry::Registry;
     pub use crate::router::{
-        BufferConsole, Console, Ctx, HandlerError, Packet, RunState, Router, RouterOptions, SignalId, UpstreamSignal,
+        BufferConsole, Console, Ctx, HandlerError, Packet, Router, RouterOptions, RunState,
+        SignalId, UpstreamSignal,
     };
     pub use crate::time::{Clock, Timestamp, VirtualClock};
     pub use alloc::boxed::Box;

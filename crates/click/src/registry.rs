@@ -96,11 +96,25 @@ pub fn element_markdown(s: &ClassSpec) -> String {
 
 /// One element's reference entry as plain text (for `clickos elements NAME`).
 pub fn element_text(s: &ClassSpec) -> String {
-    let mut out = format!("{}\n    {}\n\n{}\n\nPorts: {} ({})\nProcessing: {}\n", s.signature, s.summary, s.description.trim(), s.ports, s.port_count, s.processing);
+    let mut out = format!(
+        "{}\n    {}\n\n{}\n\nPorts: {} ({})\nProcessing: {}\n",
+        s.signature,
+        s.summary,
+        s.description.trim(),
+        s.ports,
+        s.port_count,
+        s.processing
+    );
     if !s.handlers.is_empty() {
         out.push_str("\nHandlers:\n");
         for h in s.handlers {
-            let _ = writeln!(out, "  {} ({})\n      {}", h.name, h.mode.doc_name(), h.text);
+            let _ = writeln!(
+                out,
+                "  {} ({})\n      {}",
+                h.name,
+                h.mode.doc_name(),
+                h.text
+            );
         }
     }
     out

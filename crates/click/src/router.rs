@@ -943,7 +943,9 @@ impl Core {
     /// Reads an element handler that takes a parameter.
     pub fn read_handler_param(&self, path: &str, param: &str) -> Result<String, HandlerError> {
         let (elem, h) = self.find_handler_target(path)?;
-        let Some(i) = elem else { return Err(HandlerError::NoSuchHandler(path.into())) };
+        let Some(i) = elem else {
+            return Err(HandlerError::NoSuchHandler(path.into()));
+        };
         match self.with_elem(i, |e, cx| e.read_handler_param(&h, param, cx)) {
             None => Err(HandlerError::Busy(path.into())),
             Some(None) => Err(HandlerError::NoSuchHandler(path.into())),

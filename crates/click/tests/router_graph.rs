@@ -15,35 +15,65 @@ fn errors(config: &str) -> Vec<String> {
 #[test]
 fn unknown_class_is_reported_with_its_line() {
     let e = errors("InfiniteSource -> Discard;\nx :: NoSuchThing;\n");
-    assert_eq!(e, vec!["test.click:2: unknown element class 'NoSuchThing'".to_string()]);
+    assert_eq!(
+        e,
+        vec!["test.click:2: unknown element class 'NoSuchThing'".to_string()]
+    );
 }
 
 #[test]
 fn unused_ports_are_all_reported() {
     let e = errors("a :: Collect;\nb :: InfiniteSource;\n");
-    assert!(e.contains(&"test.click:1: 'a :: Collect' input 0 unused".to_string()), "{:?}", e);
-    assert!(e.contains(&"test.click:2: 'b :: InfiniteSource' output 0 unused".to_string()), "{:?}", e);
+    assert!(
+        e.contains(&"test.click:1: 'a :: Collect' input 0 unused".to_string()),
+        "{:?}",
+        e
+    );
+    assert!(
+        e.contains(&"test.click:2: 'b :: InfiniteSource' output 0 unused".to_string()),
+        "{:?}",
+        e
+    );
     assert_eq!(e.len(), 2);
 }
 
 #[test]
 fn ports_outside_the_spec_are_errors() {
     let e = errors("s :: InfiniteSource -> [1] d :: Discard;");
-    assert!(e.iter().any(|l| l.contains("'d :: Discard' has no input 1")), "{:?}", e);
+    assert!(
+        e.iter()
+            .any(|l| l.contains("'d :: Discard' has no input 1")),
+        "{:?}",
+        e
+    );
     let e = errors("s :: InfiniteSource; s [1] -> Discard; s -> Discard;");
-    assert!(e.iter().any(|l| l.contains("'s :: InfiniteSource' has no output 1")), "{:?}", e);
+    assert!(
+        e.iter()
+            .any(|l| l.contains("'s :: InfiniteSource' has no output 1")),
+        "{:?}",
+        e
+    );
 }
 
 #[test]
 fn push_output_reuse_is_illegal() {
     let e = errors("s :: InfiniteSource; s -> a :: Collect; s -> b :: Collect;");
-    assert!(e.iter().any(|l| l.contains("illegal reuse of 's :: InfiniteSource' push output 0")), "{:?}", e);
+    assert!(
+        e.iter()
+            .any(|l| l.contains("illegal reuse of 's :: InfiniteSource' push output 0")),
+        "{:?}",
+        e
+    );
 }
 
 #[test]
 fn configure_errors_carry_context() {
     let e = errors("InfiniteSource(LIMIT nonsense) -> Discard;");
-    assert!(e[0].starts_with("test.click:1: While configuring 'InfiniteSource@1 :: InfiniteSource':"), "{:?}", e);
+    assert!(
+        e[0].starts_with("test.click:1: While configuring 'InfiniteSource@1 :: InfiniteSource':"),
+        "{:?}",
+        e
+    );
     assert!(e[1].starts_with("test.click:1:   "), "{:?}", e);
 }
 
@@ -62,7 +92,10 @@ fn packet_at_a_time_and_batched_runs_agree() {
         clear_collected();
         let r = try_router_with(
             "InfiniteSource(LIMIT 50, BURST 32, STOP true) -> c :: Collect;",
-            RouterOptions { max_batch, ..Default::default() },
+            RouterOptions {
+                max_batch,
+                ..Default::default()
+            },
         )
         .unwrap();
         r.run();
@@ -77,10 +110,18 @@ fn standard_handlers() {
     assert_eq!(r.read("s.name"), "s");
     assert_eq!(r.read("s.config"), "LIMIT 1");
     let h = r.read("d.handlers");
-    assert!(h.starts_with("name\tr\nclass\tr\nconfig\tr\nports\tr\nhandlers\tr\n"), "{}", h);
+    assert!(
+        h.starts_with("name\tr\nclass\tr\nconfig\tr\nports\tr\nhandlers\tr\n"),
+        "{}",
+        h
+    );
     assert!(h.contains("count\tr\n"), "{}", h);
     let ports = r.read("d.ports");
-    assert!(ports.starts_with("1 input\npush\ts [0]\n0 outputs\n"), "{}", ports);
+    assert!(
+        ports.starts_with("1 input\npush\ts [0]\n0 outputs\n"),
+        "{}",
+        ports
+    );
     assert_eq!(r.read("list"), "2\ns\nd\n");
     assert!(r.read("classes").contains("Discard\n"));
     assert!(!r.read("version").is_empty());
@@ -89,11 +130,26 @@ fn standard_handlers() {
 #[test]
 fn handler_errors() {
     let r = router("s :: InfiniteSource(LIMIT 1) -> d :: Discard;");
-    assert_eq!(r.router.read_handler("nope.count"), Err(HandlerError::NoSuchElement("nope".into())));
-    assert_eq!(r.router.read_handler("d.nope"), Err(HandlerError::NoSuchHandler("d.nope".into())));
-    assert_eq!(r.router.read_handler("d.reset_counts"), Err(HandlerError::PermissionDenied("d.reset_counts".into())));
-    assert_eq!(r.router.write_handler("d.count", "1"), Err(HandlerError::PermissionDenied("d.count".into())));
-    assert!(matches!(r.router.write_handler("s.limit", "banana"), Err(HandlerError::Failed(_))));
+    assert_eq!(
+        r.router.read_handler("nope.count"),
+        Err(HandlerError::NoSuchElement("nope".into()))
+    );
+    assert_eq!(
+        r.router.read_handler("d.nope"),
+        Err(HandlerError::NoSuchHandler("d.nope".into()))
+    );
+    assert_eq!(
+        r.router.read_handler("d.reset_counts"),
+        Err(HandlerError::PermissionDenied("d.reset_counts".into()))
+    );
+    assert_eq!(
+        r.router.write_handler("d.count", "1"),
+        Err(HandlerError::PermissionDenied("d.count".into()))
+    );
+    assert!(matches!(
+        r.router.write_handler("s.limit", "banana"),
+        Err(HandlerError::Failed(_))
+    ));
 }
 
 #[test]

@@ -32,7 +32,9 @@ impl TestRouter {
         }
     }
     pub fn read(&self, h: &str) -> String {
-        self.router.read_handler(h).unwrap_or_else(|e| panic!("read {}: {}", h, e))
+        self.router
+            .read_handler(h)
+            .unwrap_or_else(|e| panic!("read {}: {}", h, e))
     }
     pub fn write(&self, h: &str, v: &str) -> Result<(), HandlerError> {
         self.router.write_handler(h, v)
@@ -71,9 +73,24 @@ pub fn try_router(config: &str) -> Result<TestRouter, Vec<String>> {
 
 pub fn try_router_with(config: &str, opts: RouterOptions) -> Result<TestRouter, Vec<String>> {
     let console = Rc::new(BufferConsole::default());
-    let clock = Rc::new(VirtualClock::new(Timestamp::from_sec_nsec(1_000_000_000, 0)));
-    let router = Router::from_config(config, "test.click", &[], &registry(), Box::new(clock.clone()), Box::new(console.clone()), opts)?;
-    Ok(TestRouter { router, console, clock })
+    let clock = Rc::new(VirtualClock::new(Timestamp::from_sec_nsec(
+        1_000_000_000,
+        0,
+    )));
+    let router = Router::from_config(
+        config,
+        "test.click",
+        &[],
+        &registry(),
+        Box::new(clock.clone()),
+        Box::new(console.clone()),
+        opts,
+    )?;
+    Ok(TestRouter {
+        router,
+        console,
+        clock,
+    })
 }
 
 /// Path of a file in the repository's `tests/data/`.
@@ -155,7 +172,12 @@ impl Element for Collect {
             network_header_offset: p.network_header_offset(),
             transport_header_offset: p.transport_header_offset(),
         };
-        COLLECTED.with(|c| c.borrow_mut().entry(cx.name().to_string()).or_default().push(seen));
+        COLLECTED.with(|c| {
+            c.borrow_mut()
+                .entry(cx.name().to_string())
+                .or_default()
+                .push(seen)
+        });
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
