@@ -11,7 +11,7 @@ N=${N:-200000}
 command -v valgrind >/dev/null || { echo "callgrind.sh: valgrind is not installed" >&2; exit 1; }
 ir() { # config, n, data
     local out; out=$(mktemp)
-    valgrind --tool=callgrind --callgrind-out-file="$out" "$BIN" run "bench/$1.click" "N=$2" "DATA=$3" -q >/dev/null 2>&1
+    valgrind --tool=callgrind --callgrind-out-file="$out" "$BIN" run "bench/$1.click" "N=$2" "DATA=$3" >/dev/null 2>&1
     awk '/^summary:/ {print $2}' "$out"; rm -f "$out"
 }
 printf '%-10s %5s %12s\n' pipeline size instr/packet
