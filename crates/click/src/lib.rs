@@ -40,8 +40,8 @@ pub mod prelude {
     pub use crate::packet::{Anno, PacketType, Pool, DEFAULT_HEADROOM};
     pub use crate::registry::Registry;
     pub use crate::router::{
-        BufferConsole, Console, Ctx, HandlerError, Packet, Router, RouterOptions, RunState,
-        SignalId, UpstreamSignal,
+        BufferConsole, Console, Ctx, Emitter, HandlerError, Packet, Router, RouterOptions,
+        RunState, SignalId, UpstreamSignal,
     };
     pub use crate::time::{Clock, Timestamp, VirtualClock};
     pub use alloc::boxed::Box;

@@ -199,6 +199,55 @@ pub struct Router {
     core: Core,
 }
 
+/// Collects the packets a source emits on one output into batches of the
+/// router's `max_batch`, so sources need not special-case batching: with
+/// `max_batch` 1 (Click's packet-at-a-time order) every packet is pushed at
+/// once, otherwise full batches are pushed as they fill and `flush` pushes
+/// the rest (a lone packet goes through `push`, without a batch).
+pub struct Emitter {
+    port: usize,
+    max: usize,
+    batch: Batch,
+}
+
+impl Emitter {
+    pub fn new(cx: &Ctx, port: usize) -> Emitter {
+        Emitter {
+            port,
+            max: cx.max_batch().max(1),
+            batch: Vec::new(),
+        }
+    }
+
+    #[inline]
+    pub fn emit(&mut self, cx: &Ctx, p: Packet) {
+        if self.max == 1 {
+            cx.push(self.port, p);
+            return;
+        }
+        if self.batch.capacity() == 0 {
+            self.batch.reserve_exact(self.max);
+        }
+        self.batch.push(p);
+        if self.batch.len() >= self.max {
+            cx.push_batch(self.port, core::mem::take(&mut self.batch));
+        }
+    }
+
+    /// Pushes whatever is still collected.
+    pub fn flush(&mut self, cx: &Ctx) {
+        match self.batch.len() {
+            0 => {}
+            1 => {
+                if let Some(p) = self.batch.pop() {
+                    cx.push(self.port, p);
+                }
+            }
+            _ => cx.push_batch(self.port, core::mem::take(&mut self.batch)),
+        }
+    }
+}
+
 /// What an element sees of the router while one of its methods runs.
 pub struct Ctx<'a> {
     core: &'a Core,
@@ -393,20 +442,17 @@ impl Router {
                         let to_agn = pin[t][tp] == Proc::Agnostic;
                         let kind = |p: Proc| if p == Proc::Push { "push" } else { "pull" };
                         if from_agn || to_agn {
-                            // an agnostic element got both kinds
-                            let (e, inp, outp, ip, op) = if from_agn {
-                                (f, b, a, 0usize, fp)
-                            } else {
-                                (t, b, a, tp, 0usize)
-                            };
-                            let _ = (inp, outp);
+                            // An agnostic element whose inputs resolved to
+                            // `a` while its outputs must be `b` (or the
+                            // reverse): report it as Click does.
+                            let (e, ip, op) = if from_agn { (f, 0, fp) } else { (t, tp, 0) };
                             errors.push(format!(
                                 "{}: agnostic '{}' in mixed context: {} input {}, {} output {}",
                                 lm(e),
                                 decl(e),
-                                kind(if from_agn { elem_mode[f] } else { b }),
+                                kind(a),
                                 ip,
-                                kind(if from_agn { a } else { elem_mode[t] }),
+                                kind(b),
                                 op
                             ));
                         } else {

@@ -46,20 +46,11 @@ impl Element for BatchSrc {
     }
     fn run_task(&mut self, cx: &Ctx) -> bool {
         let pkts = PENDING.with(|p| std::mem::take(&mut *p.borrow_mut()));
-        let mb = cx.max_batch();
-        for chunk in pkts.chunks(mb) {
-            let b: Vec<Packet> = chunk
-                .iter()
-                .map(|d| cx.pool().make(DEFAULT_HEADROOM, d, 0))
-                .collect();
-            if mb == 1 {
-                for p in b {
-                    cx.push(0, p);
-                }
-            } else {
-                cx.push_batch(0, b);
-            }
+        let mut out = Emitter::new(cx, 0);
+        for d in &pkts {
+            out.emit(cx, cx.pool().make(DEFAULT_HEADROOM, d, 0));
         }
+        out.flush(cx);
         false
     }
     fn as_any(&self) -> &dyn std::any::Any {

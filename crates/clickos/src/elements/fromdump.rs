@@ -420,32 +420,20 @@ impl Element for FromDump {
             self.at_end(cx);
             return false;
         }
-        let mut batch: Vec<Packet> = Vec::new();
-        let maxb = cx.max_batch().max(1);
+        let mut out = Emitter::new(cx, 0);
         for _ in 0..self.burst {
             if self.next.is_none() {
                 break;
             }
             if let Some(when) = self.due(cx) {
-                if !batch.is_empty() {
-                    cx.push_batch(0, core::mem::take(&mut batch));
-                }
+                out.flush(cx);
                 cx.schedule_timer_at(TIMER_TIMING, when);
                 return false;
             }
             let Some(p) = self.take(cx) else { break };
-            if self.burst == 1 || maxb == 1 {
-                cx.push(0, p);
-            } else {
-                batch.push(p);
-                if batch.len() >= maxb {
-                    cx.push_batch(0, core::mem::take(&mut batch));
-                }
-            }
+            out.emit(cx, p);
         }
-        if !batch.is_empty() {
-            cx.push_batch(0, batch);
-        }
+        out.flush(cx);
         true
     }
 

@@ -158,25 +158,13 @@ impl Element for InfiniteSource {
         } else {
             Timestamp::ZERO
         };
-        let maxb = cx.max_batch();
-        let mut left = n;
-        while left > 0 {
-            if maxb == 1 || left == 1 {
-                let p = self.make_packet(cx, now);
-                self.count += 1;
-                left -= 1;
-                cx.push(0, p);
-            } else {
-                let k = left.min(maxb);
-                let mut b = Vec::with_capacity(k);
-                for _ in 0..k {
-                    b.push(self.make_packet(cx, now));
-                }
-                self.count += k as u64;
-                left -= k;
-                cx.push_batch(0, b);
-            }
+        let mut out = Emitter::new(cx, 0);
+        for _ in 0..n {
+            let p = self.make_packet(cx, now);
+            self.count += 1;
+            out.emit(cx, p);
         }
+        out.flush(cx);
         true
     }
 

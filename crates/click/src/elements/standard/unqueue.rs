@@ -113,36 +113,18 @@ impl Element for Unqueue {
                 return false;
             }
         }
-        let maxb = cx.max_batch() as u64;
+        let mut out = Emitter::new(cx, 0);
         let mut worked = 0u64;
-        if maxb <= 1 || want == 1 {
-            while worked < want {
-                match cx.pull(0) {
-                    Some(p) => {
-                        worked += 1;
-                        cx.push(0, p);
-                    }
-                    None => break,
+        while worked < want {
+            match cx.pull(0) {
+                Some(p) => {
+                    worked += 1;
+                    out.emit(cx, p);
                 }
-            }
-        } else {
-            let mut done = false;
-            while !done && worked < want {
-                let k = (want - worked).min(maxb) as usize;
-                let mut b = Vec::with_capacity(k);
-                while b.len() < k {
-                    match cx.pull(0) {
-                        Some(p) => b.push(p),
-                        None => {
-                            done = true;
-                            break;
-                        }
-                    }
-                }
-                worked += b.len() as u64;
-                cx.push_batch(0, b);
+                None => break,
             }
         }
+        out.flush(cx);
         self.count += worked;
         if worked > 0 {
             return true;
