@@ -428,10 +428,10 @@ impl Packet {
             self.data(),
             self.tailroom().min(POOL_BUFFER_SIZE),
         );
-        let delta = |o: u32| o; // offsets are absolute and the headroom is equal
-        p.b.mac = delta(self.b.mac);
-        p.b.nh = delta(self.b.nh);
-        p.b.th = delta(self.b.th);
+        // Offsets are absolute and the copy has the same headroom.
+        p.b.mac = self.b.mac;
+        p.b.nh = self.b.nh;
+        p.b.th = self.b.th;
         p.b.anno = self.b.anno.clone();
         p
     }

@@ -186,3 +186,20 @@ fn unconnected_graph_with_no_work_goes_idle() {
     let r = router("InfiniteSource(ACTIVE false) -> Discard;");
     assert_eq!(r.router.run_pass(), RunState::Idle(None));
 }
+
+#[test]
+fn push_pull_conflicts_are_reported() {
+    let e = errors("InfiniteSource -> q :: Queue -> n :: Null -> t :: Tee -> Discard;");
+    assert!(
+        e.iter().any(|l| l
+            == "test.click:1: agnostic 'n :: Null' in mixed context: pull input 0, push output 0"),
+        "{:?}",
+        e
+    );
+    let e = errors("InfiniteSource -> q :: Queue -> t :: Tee -> Discard;");
+    assert!(
+        e.iter().any(|l| l.ends_with("'q :: Queue' pull output 0 connected to 't :: Tee' push input 0")),
+        "{:?}",
+        e
+    );
+}
