@@ -1,0 +1,1 @@
+//! The KVM monitor (under construction).
