@@ -158,6 +158,9 @@ pub struct RouterOptions {
     pub max_batch: usize,
     /// Idle buffers the packet pool keeps.
     pub pool_size: usize,
+    /// Whatever the host wants its own elements to reach (vNIC rings in an
+    /// instance, say); elements get it with [`Ctx::host`].
+    pub host: Option<alloc::rc::Rc<dyn core::any::Any>>,
 }
 
 impl Default for RouterOptions {
@@ -165,6 +168,7 @@ impl Default for RouterOptions {
         RouterOptions {
             max_batch: 32,
             pool_size: 4096,
+            host: None,
         }
     }
 }
@@ -192,6 +196,7 @@ pub struct Core {
     stopped: Cell<bool>,
     driver_manager: Cell<Option<usize>>,
     max_batch: usize,
+    host: Option<alloc::rc::Rc<dyn core::any::Any>>,
 }
 
 /// A running (or ready-to-run) router.
@@ -620,6 +625,7 @@ impl Router {
             } else {
                 opts.max_batch.max(1)
             },
+            host: opts.host.clone(),
         };
         let router = Router { core };
 
@@ -753,6 +759,19 @@ impl Router {
 
     pub fn pool(&self) -> &Pool {
         &self.core.pool
+    }
+
+    /// The index of element `name`, for [`Router::schedule_task_of`].
+    pub fn element_index(&self, name: &str) -> Option<usize> {
+        self.core.names.get(name).copied()
+    }
+
+    /// Schedules element `i`'s task from outside the graph (a host that was
+    /// told new input arrived for a sleeping device element).
+    pub fn schedule_task_of(&self, i: usize) {
+        if i < self.core.slots.len() {
+            self.core.schedule(i);
+        }
     }
 
     pub fn element_names(&self) -> impl Iterator<Item = &str> {
@@ -1173,6 +1192,10 @@ impl<'a> Ctx<'a> {
     /// Schedules this element's task.
     pub fn schedule_task(&self) {
         self.core.schedule(self.me);
+    }
+    /// The host context given in [`RouterOptions::host`], if any.
+    pub fn host(&self) -> Option<&'a alloc::rc::Rc<dyn core::any::Any>> {
+        self.core.host.as_ref()
     }
     /// Whether this element's task is scheduled.
     pub fn task_scheduled(&self) -> bool {

@@ -1,6 +1,24 @@
 //! The scheduler loop and the mailbox server.
+//!
+//! One loop pass: serve a new mailbox request if there is one (a single
+//! cache-line compare), wake `FromVNIC` elements whose ring has frames, run
+//! due timers and every scheduled task once, bump the heartbeat. With
+//! nothing scheduled the instance publishes `state = IDLE`, re-checks the
+//! mailbox and rings (so a request or frame posted meanwhile is never
+//! missed), and sleeps through [`Platform::idle`] until the next timer or a
+//! wake-up.
 
+use crate::vnic::VnicTable;
+use alloc::format;
+use alloc::rc::Rc;
+use alloc::string::String;
+use alloc::vec::Vec;
 use click::prelude::*;
+use clickos_ring::layout::{
+    BootInfo, BOOTINFO_OFF, DATA_OFF, DATA_SIZE, FLAG_FAULT_INJECTION, MAILBOX_OFF,
+};
+use clickos_ring::mailbox::{op, state, status, Mailbox, Request};
+use core::sync::atomic::{fence, Ordering};
 
 /// What differs between isolation levels. Cheap to clone (the router's
 /// clock and console hold copies).
@@ -8,7 +26,7 @@ pub trait Platform: Clone + 'static {
     /// Wall-clock time (the guest derives it from the TSC).
     fn now(&self) -> Timestamp;
     /// Sleeps until the host wakes the instance, `deadline` passes, or
-    /// spuriously. The runtime has already published `state = IDLE` and
+    /// spuriously. The runtime has already published its state and
     /// re-checked the mailbox and rings, so no wake-up is lost.
     fn idle(&self, deadline: Option<Timestamp>);
     /// Tells the host a mailbox reply or a state change is ready (CTRL_DONE).
@@ -30,6 +48,23 @@ pub fn registry() -> Registry {
     r
 }
 
+struct PClock<P>(P);
+impl<P: Platform> Clock for PClock<P> {
+    fn now(&self) -> Timestamp {
+        self.0.now()
+    }
+}
+
+struct PConsole<P>(P);
+impl<P: Platform> Console for PConsole<P> {
+    fn error_line(&self, line: &str) {
+        self.0.console(line);
+    }
+    fn stdout(&self, text: &str) {
+        self.0.console(text);
+    }
+}
+
 /// Runs the instance whose control region starts at `control` until a STOP
 /// request; returns the exit code.
 ///
@@ -38,6 +73,379 @@ pub fn registry() -> Registry {
 /// `clickos_ring::layout` (boot information already written), valid for
 /// the duration of the call; vNIC regions named by the boot information
 /// must be mapped at the addresses it gives.
-pub unsafe fn run<P: Platform>(_control: *mut u8, _platform: P) -> u32 {
-    todo!("runtime")
+pub unsafe fn run<P: Platform>(control: *mut u8, platform: P) -> u32 {
+    // SAFETY: the caller guarantees the control region; BootInfo is read by
+    // value once (the host cannot change our copy afterwards).
+    let boot: BootInfo =
+        unsafe { core::ptr::read_volatile(control.add(BOOTINFO_OFF as usize) as *const BootInfo) };
+    if let Err(e) = boot.validate() {
+        platform.console(&format!("clickos instance: {e}"));
+        return 2;
+    }
+    // SAFETY: the mailbox page is inside the control region; all its
+    // scalar fields are atomics, so sharing it with the host is sound.
+    let mb: &Mailbox = unsafe { &*(control.add(MAILBOX_OFF as usize) as *const Mailbox) };
+    // SAFETY: the vNIC regions are mapped where the boot information says
+    // (the caller's guarantee); the table validates their geometry.
+    let vnics = match unsafe { VnicTable::new(&boot, platform.clone()) } {
+        Ok(t) => Rc::new(t),
+        Err(e) => {
+            platform.console(&format!("clickos instance: {e}"));
+            return 2;
+        }
+    };
+    let mut rt = Runtime {
+        platform,
+        mb,
+        // SAFETY: the data area is inside the control region.
+        data: unsafe { control.add(DATA_OFF as usize) },
+        boot,
+        registry: registry(),
+        router: None,
+        vnic_elems: Vec::new(),
+        vnics,
+        last_served: 0,
+        stopped_reported: false,
+    };
+    rt.main_loop()
+}
+
+struct Runtime<'m, P: Platform> {
+    platform: P,
+    mb: &'m Mailbox,
+    data: *mut u8,
+    boot: BootInfo,
+    registry: Registry,
+    router: Option<Router>,
+    /// Indices of the router's `FromVNIC` elements (woken when frames come).
+    vnic_elems: Vec<usize>,
+    vnics: Rc<VnicTable>,
+    last_served: u32,
+    stopped_reported: bool,
+}
+
+enum Served {
+    Continue,
+    Exit(u32),
+}
+
+impl<P: Platform> Runtime<'_, P> {
+    fn main_loop(&mut self) -> u32 {
+        self.mb.state.store(state::EMPTY, Ordering::Release);
+        let mut beat: u64 = 0;
+        loop {
+            if self.mb.pending(self.last_served) {
+                if let Served::Exit(code) = self.serve() {
+                    self.set_state(state::EXITED);
+                    self.platform.notify_host();
+                    return code;
+                }
+            }
+            let run = match &self.router {
+                None => RunState::Idle(None),
+                Some(r) => {
+                    if !self.vnic_elems.is_empty() && self.vnics.rx_pending() {
+                        for &i in &self.vnic_elems {
+                            r.schedule_task_of(i);
+                        }
+                    }
+                    r.run_pass()
+                }
+            };
+            match run {
+                RunState::Busy => {
+                    beat = beat.wrapping_add(1);
+                    self.mb.heartbeat.store(beat, Ordering::Relaxed);
+                }
+                RunState::Idle(deadline) => self.sleep(deadline),
+                RunState::Stopped => {
+                    if !self.stopped_reported {
+                        self.stopped_reported = true;
+                        self.set_state(state::STOPPED);
+                        self.platform.notify_host();
+                    }
+                    self.sleep(None);
+                }
+            }
+        }
+    }
+
+    fn set_state(&self, s: u32) {
+        self.mb.state.store(s, Ordering::Release);
+    }
+
+    /// The state to show while not sleeping.
+    fn awake_state(&self) -> u32 {
+        match &self.router {
+            None => state::EMPTY,
+            Some(r) if r.is_stopped() => state::STOPPED,
+            Some(_) => state::RUNNING,
+        }
+    }
+
+    fn sleep(&mut self, deadline: Option<Timestamp>) {
+        let awake = self.awake_state();
+        // A stopped or empty instance keeps saying so while it sleeps; the
+        // host wakes any instance that is not RUNNING.
+        let sleeping = if awake == state::RUNNING {
+            state::IDLE
+        } else {
+            awake
+        };
+        self.mb.idle_deadline.store(
+            deadline.map_or(0, |t| t.nsec().max(1) as u64),
+            Ordering::Relaxed,
+        );
+        self.set_state(sleeping);
+        fence(Ordering::SeqCst);
+        let rx = !self.vnic_elems.is_empty() && self.vnics.arm_rx_wakeups();
+        if !self.mb.pending(self.last_served) && !rx {
+            self.platform.idle(deadline);
+        }
+        self.set_state(awake);
+        if let Some(r) = &self.router {
+            for &i in &self.vnic_elems {
+                r.schedule_task_of(i);
+            }
+        }
+    }
+
+    /// Serves the pending request.
+    fn serve(&mut self) -> Served {
+        let req = match Request::take(self.mb) {
+            Ok(r) => r,
+            Err(r) => {
+                self.reply(r.seq, status::BAD_REQUEST, "request name or payload too long");
+                return Served::Continue;
+            }
+        };
+        // Snapshot name and payload: the host may not change them under us.
+        let mut name_bytes = [0u8; 256];
+        for (i, b) in name_bytes.iter_mut().enumerate().take(req.name_len) {
+            *b = self.mb.name[i];
+        }
+        let Ok(name) = core::str::from_utf8(&name_bytes[..req.name_len]) else {
+            self.reply(req.seq, status::BAD_REQUEST, "handler name is not UTF-8");
+            return Served::Continue;
+        };
+        let name = String::from(name);
+        let mut payload = alloc::vec![0u8; req.data_len];
+        // SAFETY: data_len <= DATA_SIZE (checked by Request::take) and the
+        // data area is DATA_SIZE bytes of the control region.
+        unsafe { core::ptr::copy_nonoverlapping(self.data, payload.as_mut_ptr(), req.data_len) };
+        let text = String::from_utf8_lossy(&payload).into_owned();
+        match req.op {
+            op::READ => {
+                let r = match &self.router {
+                    None => return self.no_router(req.seq),
+                    Some(r) if text.is_empty() => r.read_handler(&name),
+                    Some(r) => r.read_handler_param(&name, &text),
+                };
+                match r {
+                    Ok(v) => self.reply(req.seq, status::OK, &v),
+                    Err(e) => self.reply_err(req.seq, &e),
+                }
+            }
+            op::WRITE => {
+                let r = match &self.router {
+                    None => return self.no_router(req.seq),
+                    Some(r) => r.write_handler(&name, &text),
+                };
+                match r {
+                    Ok(()) => self.reply(req.seq, status::OK, ""),
+                    Err(e) => self.reply_err(req.seq, &e),
+                }
+            }
+            op::LIST => self.list(req.seq, &name),
+            op::INSTALL => self.install(req.seq, &text),
+            op::STOP => {
+                if let Some(r) = self.router.take() {
+                    r.stop();
+                    r.cleanup();
+                }
+                self.reply(req.seq, status::OK, "");
+                return Served::Exit(0);
+            }
+            op::FAULT => self.fault(req.seq, &text),
+            other => self.reply(
+                req.seq,
+                status::BAD_REQUEST,
+                &format!("unknown mailbox operation {other}"),
+            ),
+        }
+        Served::Continue
+    }
+
+    fn no_router(&mut self, seq: u32) -> Served {
+        self.reply(seq, status::NO_ROUTER, "no configuration installed");
+        Served::Continue
+    }
+
+    fn reply_err(&mut self, seq: u32, e: &HandlerError) {
+        let code = match e {
+            HandlerError::NoSuchElement(_) => status::NO_ELEMENT,
+            HandlerError::NoSuchHandler(_) => status::NO_HANDLER,
+            HandlerError::PermissionDenied(_) => status::PERMISSION,
+            HandlerError::Failed(_) => status::FAILED,
+            HandlerError::Busy(_) => status::BUSY,
+        };
+        self.reply(seq, code, &format!("{e}"));
+    }
+
+    fn reply(&mut self, seq: u32, code: u32, payload: &str) {
+        let (code, bytes) = if payload.len() > DATA_SIZE {
+            (
+                status::TOO_LARGE,
+                "reply larger than the mailbox data area".as_bytes(),
+            )
+        } else {
+            (code, payload.as_bytes())
+        };
+        // SAFETY: bytes.len() <= DATA_SIZE, the size of the data area.
+        unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), self.data, bytes.len()) };
+        self.mb.status.store(code, Ordering::Relaxed);
+        self.mb.resp_len.store(bytes.len() as u32, Ordering::Relaxed);
+        self.mb.resp_seq.store(seq, Ordering::Release);
+        self.last_served = seq;
+        fence(Ordering::SeqCst);
+        if self.mb.host_waiting.swap(0, Ordering::AcqRel) != 0 {
+            self.platform.notify_host();
+        }
+    }
+
+    fn list(&mut self, seq: u32, name: &str) {
+        let Some(r) = &self.router else {
+            self.no_router(seq);
+            return;
+        };
+        let mut out = String::new();
+        if name.is_empty() {
+            for n in r.element_names() {
+                out.push_str(n);
+                out.push('\n');
+            }
+        } else {
+            let Some(i) = r.element_index(name) else {
+                let msg = format!("{}", HandlerError::NoSuchElement(name.into()));
+                self.reply(seq, status::NO_ELEMENT, &msg);
+                return;
+            };
+            for (h, mode) in r.core().element_handlers(i) {
+                out.push_str(&h);
+                out.push('\t');
+                out.push_str(mode.flags());
+                out.push('\n');
+            }
+        }
+        self.reply(seq, status::OK, &out);
+    }
+
+    /// Installs `config` atomically: the running router is replaced only
+    /// once the new one has been built and initialised.
+    fn install(&mut self, seq: u32, config: &str) {
+        let opts = RouterOptions {
+            host: Some(self.vnics.clone() as Rc<dyn core::any::Any>),
+            ..Default::default()
+        };
+        let built = Router::from_config(
+            config,
+            "config",
+            &[],
+            &self.registry,
+            Box::new(PClock(self.platform.clone())),
+            Box::new(PConsole(self.platform.clone())),
+            opts,
+        );
+        match built {
+            Err(errors) => {
+                let mut msg = errors.join("\n");
+                msg.push_str("\nrouter could not be initialized");
+                if self.router.is_some() {
+                    msg.push_str("; the previous configuration keeps running");
+                }
+                self.reply(seq, status::CONFIG, &msg);
+            }
+            Ok(new) => {
+                if let Some(old) = self.router.take() {
+                    old.cleanup();
+                }
+                self.vnic_elems = crate::vnic::element_indices(&new);
+                self.router = Some(new);
+                self.stopped_reported = false;
+                self.mb.generation.fetch_add(1, Ordering::Relaxed);
+                self.set_state(self.awake_state());
+                // The first scheduler pass belongs to the install: boot time
+                // is measured to "configuration installed and first task run".
+                if let Some(r) = &self.router {
+                    r.run_pass();
+                }
+                let t = self.platform.now().nsec().max(1) as u64;
+                self.mb.first_run.store(t, Ordering::Relaxed);
+                self.set_state(self.awake_state());
+                self.reply(seq, status::OK, "");
+            }
+        }
+    }
+
+    /// Fault injection (tests and benchmarks only).
+    fn fault(&mut self, seq: u32, kind: &str) {
+        if self.boot.flags & FLAG_FAULT_INJECTION == 0 {
+            self.reply(
+                seq,
+                status::PERMISSION,
+                "fault injection is not enabled for this instance",
+            );
+            return;
+        }
+        match kind.trim() {
+            "panic" => panic!("injected fault: panic"),
+            "spin" => {
+                self.reply(seq, status::OK, "");
+                self.set_state(state::RUNNING);
+                loop {
+                    core::hint::spin_loop();
+                }
+            }
+            "oom" => {
+                if !self.platform.memory_limited() {
+                    self.reply(
+                        seq,
+                        status::FAILED,
+                        "the oom fault needs a memory-limited isolation level",
+                    );
+                    return;
+                }
+                self.reply(seq, status::OK, "");
+                let mut hog: Vec<Vec<u8>> = Vec::new();
+                loop {
+                    let mut v = Vec::with_capacity(1 << 20);
+                    v.resize(1 << 20, 0xA5u8);
+                    hog.push(v);
+                    core::hint::black_box(&hog);
+                }
+            }
+            "scribble-mailbox" => {
+                self.mb.status.store(0xDEAD_BEEF, Ordering::Relaxed);
+                self.mb.resp_len.store(u32::MAX, Ordering::Relaxed);
+                self.mb.state.store(0x7777, Ordering::Relaxed);
+                self.mb
+                    .resp_seq
+                    .store(seq.wrapping_add(0x1234_5678), Ordering::Release);
+                self.last_served = seq;
+                self.platform.notify_host();
+            }
+            "scribble-rings" => {
+                self.vnics.scribble();
+                self.reply(seq, status::OK, "");
+                for k in 0..self.vnics.len() {
+                    self.platform.kick(k);
+                }
+            }
+            other => self.reply(
+                seq,
+                status::BAD_REQUEST,
+                &format!("unknown fault '{other}' (panic, spin, oom, scribble-mailbox, scribble-rings)"),
+            ),
+        }
+    }
 }

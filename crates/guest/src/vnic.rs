@@ -1,5 +1,473 @@
-//! `FromVNIC` and `ToVNIC`: the elements on an instance's vNIC rings.
+//! `FromVNIC` and `ToVNIC`: the elements on an instance's vNIC rings, and
+//! the table of ring endpoints the runtime hands them.
 
+use crate::runtime::Platform;
+use alloc::format;
+use alloc::rc::Rc;
 use click::prelude::*;
+use clickos_ring::layout::{vnic_layout, BootInfo, VnicInfo, PAGE_SIZE};
+use clickos_ring::ring::{Consumer, Dir, Producer, RingError, RingHeader, HEADER_BYTES};
+use core::cell::{Cell, RefCell};
+use core::sync::atomic::Ordering;
 
-pub fn register(_r: &mut Registry) {}
+struct Port {
+    base: *mut u8,
+    info: VnicInfo,
+    /// Host → instance.
+    rx: RefCell<Consumer>,
+    /// Instance → host.
+    tx: RefCell<Producer>,
+    /// The host corrupted this vNIC's rings: it is no longer used.
+    broken: Cell<bool>,
+}
+
+/// The instance's vNICs (the router's host context).
+pub struct VnicTable {
+    ports: Vec<Port>,
+    kick: Box<dyn Fn(usize)>,
+    console: Box<dyn Fn(&str)>,
+}
+
+impl VnicTable {
+    /// # Safety
+    /// Every vNIC region named by `boot` must be mapped at its `base` for
+    /// the life of the table.
+    pub unsafe fn new<P: Platform>(boot: &BootInfo, p: P) -> Result<VnicTable, String> {
+        let mut ports = Vec::new();
+        for k in 0..boot.nvnics as usize {
+            let info = boot.vnics[k];
+            // Trust only geometry we can recompute ourselves.
+            let expect = vnic_layout(info.slots, info.buf_size, info.mac)
+                .ok_or_else(|| format!("vNIC {k}: bad geometry"))?;
+            if info.rx_off != expect.rx_off
+                || info.tx_off != expect.tx_off
+                || info.bufs_off != expect.bufs_off
+                || info.nbufs != expect.nbufs
+                || info.size < expect.size
+                || info.base == 0
+                || info.base % PAGE_SIZE != 0
+            {
+                return Err(format!("vNIC {k}: inconsistent layout"));
+            }
+            let base = info.base as usize as *mut u8;
+            // SAFETY: the region is mapped (caller) and laid out as checked.
+            let (rx, tx) = unsafe {
+                (
+                    Consumer::new(base, &info, Dir::Rx),
+                    Producer::new(base, &info, Dir::Tx),
+                )
+            };
+            ports.push(Port {
+                base,
+                info,
+                rx: RefCell::new(rx),
+                tx: RefCell::new(tx),
+                broken: Cell::new(false),
+            });
+        }
+        let pk = p.clone();
+        Ok(VnicTable {
+            ports,
+            kick: Box::new(move |k| pk.kick(k)),
+            console: Box::new(move |s| p.console(s)),
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.ports.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ports.is_empty()
+    }
+
+    fn broke(&self, k: usize, e: RingError) {
+        if !self.ports[k].broken.replace(true) {
+            (self.console)(&format!("vNIC {k}: {e}; vNIC disabled"));
+        }
+    }
+
+    /// Whether any vNIC has frames waiting.
+    pub fn rx_pending(&self) -> bool {
+        let mut any = false;
+        for (k, p) in self.ports.iter().enumerate() {
+            if p.broken.get() {
+                continue;
+            }
+            match p.rx.borrow().available() {
+                Ok(n) => any |= n > 0,
+                Err(e) => self.broke(k, e),
+            }
+        }
+        any
+    }
+
+    /// Before sleeping: asks every RX ring for a kick. Returns true when
+    /// frames are already waiting (do not sleep).
+    pub fn arm_rx_wakeups(&self) -> bool {
+        let mut waiting = false;
+        for (k, p) in self.ports.iter().enumerate() {
+            if p.broken.get() {
+                continue;
+            }
+            match p.rx.borrow_mut().prepare_to_sleep() {
+                Ok(empty) => waiting |= !empty,
+                Err(e) => self.broke(k, e),
+            }
+        }
+        waiting
+    }
+
+    /// Fault injection: writes garbage over every ring header and slot.
+    pub fn scribble(&self) {
+        for p in &self.ports {
+            for off in [p.info.rx_off, p.info.tx_off] {
+                // SAFETY: the ring header and its slots lie inside the region.
+                unsafe {
+                    let h = &*(p.base.add(off as usize) as *const RingHeader);
+                    h.head.store(0x8000_0123, Ordering::Relaxed);
+                    h.tail.store(0x0BAD_F00D, Ordering::Relaxed);
+                    let slots = p.base.add(off as usize + HEADER_BYTES as usize) as *mut u32;
+                    for i in 0..(p.info.slots as usize * 2) {
+                        slots.add(i).write_volatile(0xFFFF_FFF0 ^ i as u32);
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn table(cx: &Ctx) -> Result<Rc<VnicTable>, String> {
+    cx.host()
+        .and_then(|h| h.clone().downcast::<VnicTable>().ok())
+        .ok_or_else(|| "vNIC elements run only inside a ClickOS instance".into())
+}
+
+fn check_index(t: &VnicTable, k: usize) -> Result<(), String> {
+    if k >= t.len() {
+        return Err(format!(
+            "no vNIC {k}: this instance has {} vNIC{}",
+            t.len(),
+            if t.len() == 1 { "" } else { "s" }
+        ));
+    }
+    Ok(())
+}
+
+/// The element classes, for an instance's registry.
+pub fn register(r: &mut Registry) {
+    r.add(&FROM_SPEC);
+    r.add(&TO_SPEC);
+}
+
+/// Indices of `router`'s `FromVNIC` elements.
+pub fn element_indices(router: &Router) -> Vec<usize> {
+    let names: Vec<String> = router.element_names().map(String::from).collect();
+    names
+        .iter()
+        .filter(|n| {
+            router
+                .with_element(n, |e| e.as_any().is::<FromVnic>())
+                .unwrap_or(false)
+        })
+        .filter_map(|n| router.element_index(n))
+        .collect()
+}
+
+#[derive(Default)]
+pub struct FromVnic {
+    vnic: usize,
+    burst: usize,
+    active: bool,
+    count: u64,
+    table: Option<Rc<VnicTable>>,
+    scratch: Vec<Packet>,
+}
+
+pub static FROM_SPEC: ClassSpec = ClassSpec {
+    name: "FromVNIC",
+    port_count: "0/1",
+    processing: "h/h",
+    group: "clickos",
+    signature: "FromVNIC(VNIC [, KEYWORDS])",
+    summary: "Receives frames from one of the instance's vNICs.",
+    description: "Pushes every frame the host (the software switch, or a test) places on vNIC \
+`VNIC`'s receive ring, copied into a packet. Polls while frames arrive and sleeps otherwise: the \
+instance asks the host for a kick and idles, so a quiet vNIC costs no CPU. A ring slot with an \
+impossible length is dropped and counted; a ring whose indices are impossible disables the vNIC \
+(reported on the console). Like ClickOS's `FromNetfront`; only available inside an instance.\n\n\
+Keyword arguments:\n\n\
+- `BURST` (unsigned): frames taken per task run. Default 32.\n\
+- `ACTIVE` (boolean): whether to receive. Default true.",
+    ports: "no inputs; one push output",
+    handlers: &[
+        HandlerDoc { name: "count", mode: HandlerMode::Read, text: "Frames received." },
+        HandlerDoc { name: "drops", mode: HandlerMode::Read, text: "Malformed ring slots dropped." },
+        HandlerDoc { name: "active", mode: HandlerMode::ReadWrite, text: "Whether the element receives." },
+        HandlerDoc { name: "reset_counts", mode: HandlerMode::Write, text: "Resets `count`." },
+    ],
+    live_reconfigure: false,
+    order_sensitive: false,
+    make: || Box::new(FromVnic::default()),
+};
+
+impl Element for FromVnic {
+    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = Args::new(config);
+        let vnic = a.read_mp::<u32>("VNIC")?;
+        let burst = a.read::<u32>("BURST")?.unwrap_or(32);
+        let active = a.read::<bool>("ACTIVE")?.unwrap_or(true);
+        a.complete()?;
+        if burst == 0 {
+            return Err("BURST must be at least 1".into());
+        }
+        self.vnic = vnic as usize;
+        self.burst = burst as usize;
+        self.active = active;
+        Ok(())
+    }
+
+    fn initialize(&mut self, cx: &Ctx) -> Result<(), String> {
+        let t = table(cx)?;
+        check_index(&t, self.vnic)?;
+        self.table = Some(t);
+        if self.active {
+            cx.schedule_task();
+        }
+        Ok(())
+    }
+
+    fn run_task(&mut self, cx: &Ctx) -> bool {
+        let Some(t) = self.table.clone() else {
+            return false;
+        };
+        if !self.active || t.ports[self.vnic].broken.get() {
+            return false;
+        }
+        let port = &t.ports[self.vnic];
+        let mut got = core::mem::take(&mut self.scratch);
+        let mut room_wanted = false;
+        {
+            let mut rx = port.rx.borrow_mut();
+            let pool = cx.pool();
+            while got.len() < self.burst {
+                match rx.pop(|d| got.push(pool.make(DEFAULT_HEADROOM, d, 0))) {
+                    Ok(true) => {}
+                    Ok(false) => break,
+                    Err(e) => {
+                        drop(rx);
+                        t.broke(self.vnic, e);
+                        rx = port.rx.borrow_mut();
+                        break;
+                    }
+                }
+            }
+            if !got.is_empty() {
+                room_wanted = rx.release();
+            }
+        }
+        if room_wanted {
+            (t.kick)(self.vnic);
+        }
+        let n = got.len();
+        self.count += n as u64;
+        let now = cx.now();
+        let mut out = Emitter::new(cx, 0);
+        for mut p in got.drain(..) {
+            p.set_timestamp(now);
+            out.emit(cx, p);
+        }
+        out.flush(cx);
+        self.scratch = got;
+        // Keep polling while frames come; the runtime wakes us otherwise.
+        n > 0
+    }
+
+    fn read_handler(&mut self, name: &str, _cx: &Ctx) -> Option<HandlerResult<String>> {
+        let drops = self
+            .table
+            .as_ref()
+            .map(|t| t.ports[self.vnic].rx.borrow().bad_frames)
+            .unwrap_or(0);
+        Some(Ok(match name {
+            "count" => self.count.to_string(),
+            "drops" => drops.to_string(),
+            "active" => self.active.to_string(),
+            _ => return None,
+        }))
+    }
+
+    fn write_handler(&mut self, name: &str, value: &str, cx: &Ctx) -> Option<HandlerResult<()>> {
+        match name {
+            "reset_counts" => {
+                self.count = 0;
+                Some(Ok(()))
+            }
+            "active" => Some(match value.trim() {
+                "true" | "1" | "yes" => {
+                    self.active = true;
+                    cx.schedule_task();
+                    Ok(())
+                }
+                "false" | "0" | "no" => {
+                    self.active = false;
+                    Ok(())
+                }
+                _ => Err("syntax error: expected boolean".into()),
+            }),
+            _ => None,
+        }
+    }
+
+    click::element_any!();
+}
+
+#[derive(Default)]
+pub struct ToVnic {
+    vnic: usize,
+    burst: usize,
+    sent: u64,
+    drops: u64,
+    pull_mode: bool,
+    table: Option<Rc<VnicTable>>,
+    signal: Option<UpstreamSignal>,
+}
+
+pub static TO_SPEC: ClassSpec = ClassSpec {
+    name: "ToVNIC",
+    port_count: "1/0",
+    processing: "a/a",
+    group: "clickos",
+    signature: "ToVNIC(VNIC [, KEYWORDS])",
+    summary: "Sends packets out of one of the instance's vNICs.",
+    description: "Copies each packet onto vNIC `VNIC`'s transmit ring for the host to take, and \
+kicks the host only when it asked to be told. In push context packets are sent as they arrive (a \
+batch is published at once); in pull context a task pulls up to `BURST` packets per run, sleeping \
+while upstream notifiers say nothing can come. Frames that do not fit the ring (full, or longer \
+than a ring buffer) are dropped and counted. Like ClickOS's `ToNetfront`; only available inside \
+an instance.\n\n\
+Keyword arguments:\n\n\
+- `BURST` (unsigned): packets pulled per task run in pull context. Default 32.",
+    ports: "one input (push or pull); no outputs",
+    handlers: &[
+        HandlerDoc { name: "count", mode: HandlerMode::Read, text: "Frames sent." },
+        HandlerDoc { name: "drops", mode: HandlerMode::Read, text: "Frames dropped (ring full, too long, or vNIC disabled)." },
+        HandlerDoc { name: "reset_counts", mode: HandlerMode::Write, text: "Resets `count` and `drops`." },
+    ],
+    live_reconfigure: false,
+    order_sensitive: false,
+    make: || Box::new(ToVnic::default()),
+};
+
+impl ToVnic {
+    fn send(&mut self, t: &VnicTable, p: &Packet) {
+        let port = &t.ports[self.vnic];
+        if port.broken.get() {
+            self.drops += 1;
+            return;
+        }
+        let r = port.tx.borrow_mut().push(p.data());
+        match r {
+            Ok(true) => self.sent += 1,
+            Ok(false) => self.drops += 1,
+            Err(e) => {
+                self.drops += 1;
+                t.broke(self.vnic, e);
+            }
+        }
+    }
+
+    fn flush(&self, t: &VnicTable) {
+        let kick = t.ports[self.vnic].tx.borrow_mut().flush();
+        if kick {
+            (t.kick)(self.vnic);
+        }
+    }
+}
+
+impl Element for ToVnic {
+    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = Args::new(config);
+        let vnic = a.read_mp::<u32>("VNIC")?;
+        let burst = a.read::<u32>("BURST")?.unwrap_or(32);
+        a.complete()?;
+        self.vnic = vnic as usize;
+        self.burst = burst.max(1) as usize;
+        Ok(())
+    }
+
+    fn initialize(&mut self, cx: &Ctx) -> Result<(), String> {
+        let t = table(cx)?;
+        check_index(&t, self.vnic)?;
+        self.table = Some(t);
+        self.pull_mode = cx.input_is_pull(0);
+        if self.pull_mode {
+            cx.schedule_task();
+        }
+        Ok(())
+    }
+
+    fn push(&mut self, _port: usize, p: Packet, _cx: &Ctx) {
+        if let Some(t) = self.table.clone() {
+            self.send(&t, &p);
+            self.flush(&t);
+        }
+    }
+
+    fn push_batch(&mut self, _port: usize, b: Batch, _cx: &Ctx) {
+        if let Some(t) = self.table.clone() {
+            for p in &b {
+                self.send(&t, p);
+            }
+            self.flush(&t);
+        }
+    }
+
+    fn run_task(&mut self, cx: &Ctx) -> bool {
+        let Some(t) = self.table.clone() else {
+            return false;
+        };
+        if self.signal.is_none() {
+            self.signal = Some(cx.upstream_signal(0));
+        }
+        let mut n = 0;
+        while n < self.burst {
+            match cx.pull(0) {
+                Some(p) => {
+                    self.send(&t, &p);
+                    n += 1;
+                }
+                None => break,
+            }
+        }
+        if n > 0 {
+            self.flush(&t);
+            return true;
+        }
+        match &self.signal {
+            Some(sig) => cx.signal_active(sig),
+            None => true,
+        }
+    }
+
+    fn read_handler(&mut self, name: &str, _cx: &Ctx) -> Option<HandlerResult<String>> {
+        Some(Ok(match name {
+            "count" => self.sent.to_string(),
+            "drops" => self.drops.to_string(),
+            _ => return None,
+        }))
+    }
+
+    fn write_handler(&mut self, name: &str, _value: &str, _cx: &Ctx) -> Option<HandlerResult<()>> {
+        match name {
+            "reset_counts" => {
+                self.sent = 0;
+                self.drops = 0;
+                Some(Ok(()))
+            }
+            _ => None,
+        }
+    }
+
+    click::element_any!();
+}
