@@ -45,7 +45,7 @@ impl VnicTable {
                 || info.nbufs != expect.nbufs
                 || info.size < expect.size
                 || info.base == 0
-                || info.base % PAGE_SIZE != 0
+                || !info.base.is_multiple_of(PAGE_SIZE)
             {
                 return Err(format!("vNIC {k}: inconsistent layout"));
             }

@@ -166,7 +166,7 @@ pub fn vnic_layout(slots: u32, buf_size: u32, mac: [u8; 6]) -> Option<VnicInfo> 
     if !slots.is_power_of_two() || !(64..=4096).contains(&slots) {
         return None;
     }
-    if !(256..=65536).contains(&buf_size) || buf_size % 64 != 0 {
+    if !(256..=65536).contains(&buf_size) || !buf_size.is_multiple_of(64) {
         return None;
     }
     let ring_bytes = crate::ring::ring_bytes(slots);
