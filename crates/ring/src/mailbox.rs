@@ -2,8 +2,11 @@
 //!
 //! Host: waits until `resp_seq == req_seq` (no request outstanding), writes
 //! `op`, `name`, the payload into the data area and `data_len`, then
-//! `req_seq += 1` (Release), then wakes the instance. If it is going to
-//! block rather than spin for the reply it sets `host_waiting = 1` first.
+//! `req_seq += 1` (Release), a SeqCst fence, and then wakes the instance
+//! **unless `state == RUNNING`** (a sleeping instance shows `IDLE`, or
+//! `STOPPED`/`EMPTY` when its router stopped or none is installed). If the
+//! host is going to block rather than spin for the reply it sets
+//! `host_waiting = 1` (then fences and re-checks `resp_seq`).
 //!
 //! Guest: once per scheduler loop compares `req_seq` with the last request
 //! it served (one cache line). For a new request it runs the operation,
