@@ -257,7 +257,7 @@ impl<P: Platform> Runtime<'_, P> {
                 }
             }
             op::LIST => self.list(req.seq, &name),
-            op::INSTALL => self.install(req.seq, &text),
+            op::INSTALL => self.install(req.seq, &name, &text),
             op::STOP => {
                 if let Some(r) = self.router.take() {
                     r.stop();
@@ -342,14 +342,15 @@ impl<P: Platform> Runtime<'_, P> {
 
     /// Installs `config` atomically: the running router is replaced only
     /// once the new one has been built and initialised.
-    fn install(&mut self, seq: u32, config: &str) {
+    /// `file` names the configuration in error messages (`file:line: …`).
+    fn install(&mut self, seq: u32, file: &str, config: &str) {
         let opts = RouterOptions {
             host: Some(self.vnics.clone() as Rc<dyn core::any::Any>),
             ..Default::default()
         };
         let built = Router::from_config(
             config,
-            "config",
+            if file.is_empty() { "config" } else { file },
             &[],
             &self.registry,
             Box::new(PClock(self.platform.clone())),

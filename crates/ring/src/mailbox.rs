@@ -30,7 +30,8 @@ pub mod op {
     pub const WRITE: u32 = 2;
     /// List elements, or with `name` = an element, its handlers.
     pub const LIST: u32 = 3;
-    /// Install the configuration in the payload (atomically).
+    /// Install the configuration in the payload (atomically); `name` is the
+    /// file name used in error messages (empty: `config`).
     pub const INSTALL: u32 = 4;
     /// Stop the router and exit the instance.
     pub const STOP: u32 = 5;
