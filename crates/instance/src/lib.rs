@@ -1,3 +1,86 @@
 //! ClickOS instances at every isolation level.
+//!
+//! [`Instance::create`] starts a Click configuration as an instance at one
+//! of three levels ([`Isolation`]): a KVM micro-VM (`vm`), a confined child
+//! process (`process`), or a thread of this process (`none`). Everything
+//! above the [`Backend`] trait (the mailbox client, the watchdog, handler
+//! calls, vNIC ports) is shared, so an instance behaves the same at every
+//! level.
 pub mod backend;
-pub use backend::{Backend, Ended, Isolation, LaunchSpec, VnicSpec};
+mod error;
+mod instance;
+pub mod platform;
+pub mod process;
+pub mod sys;
+pub mod thread;
+mod vmshim;
+mod watchdog;
+
+pub use backend::{Backend, ConsoleSink, Ended, Isolation, LaunchSpec, Prepare, VnicSpec};
+pub use error::{ConfigError, CreateError, HandlerError};
+pub use instance::{Instance, InstanceOptions, State, VnicPort};
+
+/// Starts a backend at `level`.
+pub fn launch_backend(
+    level: Isolation,
+    spec: &LaunchSpec,
+    prepare: Prepare,
+) -> Result<Box<dyn Backend>, String> {
+    match level {
+        Isolation::Vm => vmshim::launch(spec, prepare),
+        Isolation::Process => process::launch(spec, prepare),
+        Isolation::None => thread::launch(spec, prepare),
+    }
+}
+
+impl Isolation {
+    /// `vm` where KVM works, else `process` with a one-line notice saying
+    /// why (for the CLI to print).
+    pub fn default_for_host() -> (Isolation, Option<String>) {
+        match vmshim::available() {
+            Ok(()) => (Isolation::Vm, None),
+            Err(why) => (
+                Isolation::Process,
+                Some(format!(
+                    "note: isolation level vm unavailable ({why}); using process"
+                )),
+            ),
+        }
+    }
+
+    /// Whether this level can run here (`vm` needs KVM).
+    pub fn available(self) -> Result<(), String> {
+        match self {
+            Isolation::Vm => vmshim::available(),
+            Isolation::Process | Isolation::None => Ok(()),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Isolation::Vm => "vm",
+            Isolation::Process => "process",
+            Isolation::None => "none",
+        }
+    }
+}
+
+impl std::fmt::Display for Isolation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Isolation {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "vm" => Ok(Isolation::Vm),
+            "process" => Ok(Isolation::Process),
+            "none" => Ok(Isolation::None),
+            _ => Err(format!(
+                "unknown isolation level '{s}' (expected vm, process or none)"
+            )),
+        }
+    }
+}

@@ -1,0 +1,378 @@
+//! The `process` isolation level: the runtime in a confined child process.
+//!
+//! The parent creates a memfd for the control region and one per vNIC,
+//! eventfds for wake-ups (host → instance), replies (`done`) and vNIC kicks,
+//! and re-executes the `clickos` binary as `clickos __instance ID CONTROL
+//! WAKE DONE [VNIC:KICK]...` with exactly those descriptors inherited. The
+//! child (`clickos/src/child.rs`) maps them, confines itself (namespaces,
+//! `RLIMIT_AS`, no-new-privs, a seccomp allow-list) and runs the runtime.
+//!
+//! One reaper thread per child forwards its standard error to the console
+//! sink line by line and, at end of file, reaps it and turns the exit status
+//! (plus the last lines it printed) into an [`Ended`].
+//!
+//! Children are spawned from one long-lived thread, so that their
+//! `PR_SET_PDEATHSIG` (tied to the spawning *thread*) fires only when this
+//! process dies.
+
+use crate::backend::{Backend, ConsoleSink, Ended, LaunchSpec, Prepare};
+use crate::sys::{self, Mapping};
+use crate::thread::{vnic_infos, write_boot_info};
+use clickos_ring::layout::{self, BootInfo, VnicInfo};
+use std::io::{BufRead, BufReader};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, ChildStderr, Command, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// Exit code of a child whose engine panicked.
+pub const EXIT_PANIC: i32 = 101;
+/// Exit code of a child that could not set itself up.
+pub const EXIT_SETUP: i32 = 125;
+
+#[derive(Default)]
+struct ReapState {
+    ended: Option<Ended>,
+    kill_reason: Option<String>,
+    reaped: bool,
+}
+
+struct Reap {
+    state: Mutex<ReapState>,
+    cond: Condvar,
+}
+
+pub struct ProcessBackend {
+    pid: libc::pid_t,
+    control: Mapping,
+    vnics: Vec<(Mapping, VnicInfo)>,
+    _memfds: Vec<OwnedFd>,
+    wake: OwnedFd,
+    done: Arc<OwnedFd>,
+    kicks: Arc<Vec<OwnedFd>>,
+    reap: Arc<Reap>,
+    reaper: Mutex<Option<std::thread::JoinHandle<()>>>,
+    phases: Vec<(&'static str, Duration)>,
+}
+
+type Job = Box<dyn FnOnce() + Send>;
+
+/// Runs `f` on the long-lived spawner thread.
+fn on_spawner<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, String> {
+    static SPAWNER: OnceLock<Mutex<mpsc::Sender<Job>>> = OnceLock::new();
+    let tx = SPAWNER.get_or_init(|| {
+        let (tx, rx) = mpsc::channel::<Job>();
+        std::thread::Builder::new()
+            .name("clickos-spawner".into())
+            .spawn(move || {
+                for job in rx {
+                    job();
+                }
+            })
+            .expect("spawning the clickos-spawner thread");
+        Mutex::new(tx)
+    });
+    let (rtx, rrx) = mpsc::channel();
+    let job: Job = Box::new(move || {
+        let _ = rtx.send(f());
+    });
+    tx.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .send(job)
+        .map_err(|_| "the spawner thread is gone".to_string())?;
+    rrx.recv()
+        .map_err(|_| "the spawner thread failed".to_string())
+}
+
+pub fn launch(spec: &LaunchSpec, prepare: Prepare) -> Result<Box<dyn Backend>, String> {
+    let t0 = Instant::now();
+    let infos = vnic_infos(spec)?;
+    let err = |what: &str, e: std::io::Error| format!("{what}: {e}");
+    let control_fd =
+        sys::memfd("clickos-control", layout::CONTROL_SIZE as u64).map_err(|e| err("memfd", e))?;
+    let control = Mapping::shared(control_fd.as_raw_fd(), layout::CONTROL_SIZE)
+        .map_err(|e| err("mapping the control region", e))?;
+    let mut bi = BootInfo::empty();
+    bi.instance_id = spec.id;
+    bi.mem_size = spec.memory;
+    bi.flags = if spec.fault_injection {
+        layout::FLAG_FAULT_INJECTION
+    } else {
+        0
+    };
+    bi.nvnics = infos.len() as u32;
+    let mut memfds = vec![];
+    let mut vnics = vec![];
+    let mut kicks = vec![];
+    for (k, info) in infos.into_iter().enumerate() {
+        let fd = sys::memfd(&format!("clickos-vnic{k}"), info.size).map_err(|e| err("memfd", e))?;
+        let m = Mapping::shared(fd.as_raw_fd(), info.size as usize)
+            .map_err(|e| err("mapping a vNIC region", e))?;
+        // SAFETY: `m` maps info.size zeroed bytes used by nobody yet.
+        unsafe { clickos_ring::ring::init_region(m.ptr(), &info) };
+        // `base` stays 0: the child patches in its own mapping address.
+        bi.vnics[k] = info;
+        memfds.push(fd);
+        vnics.push((m, info));
+        kicks.push(sys::eventfd().map_err(|e| err("eventfd", e))?);
+    }
+    // SAFETY: the region is ours and no instance runs yet.
+    unsafe { write_boot_info(control.ptr(), spec, &bi) };
+    let wake = sys::eventfd().map_err(|e| err("eventfd", e))?;
+    let done = Arc::new(sys::eventfd().map_err(|e| err("eventfd", e))?);
+    let kicks = Arc::new(kicks);
+    prepare(control.ptr());
+    let t_prep = t0.elapsed();
+
+    let exe = match &spec.helper_exe {
+        Some(p) => p.clone(),
+        None => std::env::current_exe().map_err(|e| err("locating the clickos binary", e))?,
+    };
+    let mut inherit: Vec<RawFd> = vec![control_fd.as_raw_fd(), wake.as_raw_fd(), done.as_raw_fd()];
+    let mut args = vec![
+        "__instance".to_string(),
+        spec.id.to_string(),
+        control_fd.as_raw_fd().to_string(),
+        wake.as_raw_fd().to_string(),
+        done.as_raw_fd().to_string(),
+    ];
+    for (m, k) in memfds.iter().zip(kicks.iter()) {
+        inherit.push(m.as_raw_fd());
+        inherit.push(k.as_raw_fd());
+        args.push(format!("{}:{}", m.as_raw_fd(), k.as_raw_fd()));
+    }
+    let exe2 = exe.clone();
+    let child: Child = on_spawner(move || {
+        let mut cmd = Command::new(&exe2);
+        cmd.args(&args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .env("RUST_BACKTRACE", "0");
+        // SAFETY: the hook only makes async-signal-safe calls (fcntl, prctl,
+        // getppid) on descriptors owned by this process.
+        unsafe {
+            cmd.pre_exec(move || {
+                for &fd in &inherit {
+                    sys::clear_cloexec(fd)?;
+                }
+                libc::prctl(
+                    libc::PR_SET_PDEATHSIG,
+                    libc::SIGKILL as libc::c_ulong,
+                    0,
+                    0,
+                    0,
+                );
+                Ok(())
+            });
+        }
+        cmd.spawn()
+    })?
+    .map_err(|e| format!("starting {} __instance: {e}", exe.display()))?;
+    let pid = child.id() as libc::pid_t;
+    let reap = Arc::new(Reap {
+        state: Mutex::new(ReapState::default()),
+        cond: Condvar::new(),
+    });
+    let mut child = child;
+    let stderr = child.stderr.take();
+    drop(child); // never killed or waited by std: the reaper does it
+    let reaper = {
+        let reap = reap.clone();
+        let console = spec.console.clone();
+        let (id, done, kicks) = (spec.id, done.clone(), kicks.clone());
+        std::thread::Builder::new()
+            .name(format!("clickos-reap-{id}"))
+            .spawn(move || {
+                reaper(pid, id, stderr, console, &reap);
+                sys::signal(done.as_raw_fd());
+                for k in kicks.iter() {
+                    sys::signal(k.as_raw_fd());
+                }
+            })
+            .map_err(|e| format!("spawning the reaper thread: {e}"))?
+    };
+    Ok(Box::new(ProcessBackend {
+        pid,
+        control,
+        vnics,
+        _memfds: {
+            let mut v = memfds;
+            v.push(control_fd);
+            v
+        },
+        wake,
+        done,
+        kicks,
+        reap,
+        reaper: Mutex::new(Some(reaper)),
+        phases: vec![("prepare", t_prep), ("spawn", t0.elapsed() - t_prep)],
+    }))
+}
+
+fn reaper(
+    pid: libc::pid_t,
+    id: u32,
+    stderr: Option<ChildStderr>,
+    console: ConsoleSink,
+    reap: &Reap,
+) {
+    let mut last = String::new();
+    let mut panic_msg: Option<String> = None;
+    if let Some(e) = stderr {
+        let mut r = BufReader::new(e);
+        let mut buf = Vec::new();
+        loop {
+            buf.clear();
+            match r.read_until(b'\n', &mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    let line = String::from_utf8_lossy(&buf);
+                    console(id, &line);
+                    let t = line.trim_end();
+                    if let Some(m) = t.strip_prefix("panicked: ") {
+                        panic_msg = Some(m.to_string());
+                    }
+                    if !t.is_empty() {
+                        last = t.to_string();
+                    }
+                }
+            }
+        }
+    }
+    // Wait for the exit without reaping, so that `kill` never signals a
+    // recycled pid: the pid stays ours until the waitpid below, done under
+    // the lock.
+    loop {
+        // SAFETY: siginfo is plain data filled in by the kernel.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: waits for our own child; `info` outlives the call.
+        let r = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                pid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOWAIT,
+            )
+        };
+        if r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            break;
+        }
+    }
+    let mut st = reap.state.lock().unwrap_or_else(|e| e.into_inner());
+    let mut status = 0;
+    // SAFETY: reaps our own child; `status` is a local.
+    let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+    st.reaped = true;
+    let end = if let Some(why) = st.kill_reason.clone() {
+        Ended::Killed(why)
+    } else if r != pid {
+        Ended::Crashed(format!("lost track of the instance process: {last}"))
+    } else if libc::WIFEXITED(status) {
+        match libc::WEXITSTATUS(status) {
+            EXIT_PANIC => Ended::Panicked(panic_msg.unwrap_or(last)),
+            EXIT_SETUP => Ended::Crashed(format!("instance setup failed: {last}")),
+            c => Ended::Exited(c as u32),
+        }
+    } else if libc::WIFSIGNALED(status) {
+        let sig = libc::WTERMSIG(status);
+        let mut m = format!("killed by signal {sig} ({})", sys::signal_name(sig));
+        if sig == libc::SIGSYS {
+            m.push_str(": a system call the seccomp filter forbids");
+        } else if !last.is_empty() {
+            m.push_str(": ");
+            m.push_str(&last);
+        }
+        Ended::Crashed(m)
+    } else {
+        Ended::Crashed(format!("ended with wait status {status:#x}"))
+    };
+    if st.ended.is_none() {
+        st.ended = Some(end);
+    }
+    reap.cond.notify_all();
+}
+
+impl ProcessBackend {
+    fn state(&self) -> std::sync::MutexGuard<'_, ReapState> {
+        self.reap.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Backend for ProcessBackend {
+    fn control(&self) -> *mut u8 {
+        self.control.ptr()
+    }
+    fn vnic(&self, k: usize) -> Option<(*mut u8, VnicInfo)> {
+        self.vnics.get(k).map(|(m, info)| (m.ptr(), *info))
+    }
+    fn wake(&self) {
+        sys::signal(self.wake.as_raw_fd());
+    }
+    fn wait_notify(&self, timeout: Duration) {
+        let fd = self.done.as_raw_fd();
+        if self.ended().is_none() {
+            sys::poll_in(&[fd], Some(timeout));
+        }
+        sys::drain(fd);
+    }
+    fn wait_vnic(&self, k: usize, timeout: Duration) {
+        if let Some(fd) = self.kicks.get(k) {
+            if self.ended().is_none() {
+                sys::poll_in(&[fd.as_raw_fd()], Some(timeout));
+            }
+            sys::drain(fd.as_raw_fd());
+        }
+    }
+    fn ended(&self) -> Option<Ended> {
+        self.state().ended.clone()
+    }
+    fn kill(&self, why: &str) {
+        let mut st = self.state();
+        if st.ended.is_some() {
+            return;
+        }
+        if st.kill_reason.is_none() {
+            st.kill_reason = Some(why.to_string());
+        }
+        if !st.reaped {
+            // SAFETY: the pid is our unreaped child (checked under the lock
+            // the reaper takes before reaping), so it cannot be recycled.
+            unsafe { libc::kill(self.pid, libc::SIGKILL) };
+        }
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while st.ended.is_none() {
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            st = self
+                .reap
+                .cond
+                .wait_timeout(st, deadline - now)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+    fn phases(&self) -> Vec<(&'static str, Duration)> {
+        self.phases.clone()
+    }
+    fn memory_footprint(&self) -> Option<u64> {
+        let s = std::fs::read_to_string(format!("/proc/{}/status", self.pid)).ok()?;
+        let line = s.lines().find(|l| l.starts_with("VmRSS:"))?;
+        let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kb * 1024)
+    }
+}
+
+impl Drop for ProcessBackend {
+    fn drop(&mut self) {
+        self.kill("destroyed");
+        let h = self.reaper.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(h) = h {
+            let _ = h.join();
+        }
+    }
+}
