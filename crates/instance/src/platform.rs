@@ -86,7 +86,20 @@ impl Platform for EventPlatform {
         }
     }
 
+    /// Each call is delivered as whole lines: a missing final newline is
+    /// added (the engine's `error_line` has none), so that line-based
+    /// consumers (the process level's stderr forwarding) see it at once.
     fn console(&self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        let owned;
+        let text = if text.ends_with('\n') {
+            text
+        } else {
+            owned = format!("{text}\n");
+            &owned
+        };
         match &self.console {
             ConsoleOut::Sink(id, sink) => sink(*id, text),
             ConsoleOut::Stderr => {

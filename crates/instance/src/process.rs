@@ -235,7 +235,11 @@ fn reaper(
                     if let Some(m) = t.strip_prefix("panicked: ") {
                         panic_msg = Some(m.to_string());
                     }
-                    if !t.is_empty() {
+                    // The line that says why (not Rust's backtrace hint).
+                    if !t.is_empty()
+                        && !t.starts_with("note: ")
+                        && !t.starts_with("stack backtrace")
+                    {
                         last = t.to_string();
                     }
                 }

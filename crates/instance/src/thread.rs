@@ -151,6 +151,7 @@ pub fn launch(spec: &LaunchSpec, prepare: Prepare) -> Result<Box<dyn Backend>, S
         killed: Some(killed),
     };
     let s2 = shared.clone();
+    let (id, console) = (spec.id, spec.console.clone());
     let handle = std::thread::Builder::new()
         .name(format!("clickos-{}", spec.id))
         .spawn(move || {
@@ -164,7 +165,12 @@ pub fn launch(spec: &LaunchSpec, prepare: Prepare) -> Result<Box<dyn Backend>, S
             let end = match r {
                 Ok(code) => Ended::Exited(code),
                 Err(p) if p.is::<KilledToken>() => Ended::Killed("killed".into()),
-                Err(p) => Ended::Panicked(panic_message(&*p)),
+                Err(p) => {
+                    // As the process level reports it on its console.
+                    let m = panic_message(&*p);
+                    console(id, &format!("panicked: {}\n", m.replace('\n', " ")));
+                    Ended::Panicked(m)
+                }
             };
             {
                 let mut e = s2.ended.lock().unwrap_or_else(|e| e.into_inner());
