@@ -275,7 +275,24 @@ impl Inner {
             }
             std::hint::spin_loop();
         }
-        while !answered {
+        if !answered {
+            self.block_for_reply(o, name, timeout, t0, &check)?;
+        }
+        self.take_reply()
+    }
+
+    /// The slow path of [`wait_reply`](Self::wait_reply): announce that we
+    /// block, then sleep on the backend's notification in short slices.
+    fn block_for_reply(
+        &self,
+        o: u32,
+        name: &str,
+        timeout: Duration,
+        t0: Instant,
+        check: &dyn Fn(u32) -> Result<bool, HandlerError>,
+    ) -> Result<(), HandlerError> {
+        let mb = self.mailbox();
+        loop {
             mb.host_waiting.store(1, Ordering::Relaxed);
             fence(Ordering::SeqCst);
             if check(mb.resp_seq.load(Ordering::Acquire))? {
@@ -300,6 +317,12 @@ impl Inner {
             self.backend
                 .wait_notify((timeout - waited).min(Duration::from_millis(20)));
         }
+        Ok(())
+    }
+
+    /// Reads and validates the reply now in the mailbox.
+    fn take_reply(&self) -> Result<Reply, HandlerError> {
+        let mb = self.mailbox();
         let st = mb.status.load(Ordering::Relaxed);
         let len = mb.resp_len.load(Ordering::Relaxed) as usize;
         if st > status::MAX {

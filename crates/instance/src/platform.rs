@@ -47,14 +47,12 @@ impl EventPlatform {
     }
 }
 
+/// Wall-clock time, ns since the Unix epoch (vDSO `clock_gettime`).
 pub fn wall_clock_ns() -> i64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: writes into a local timespec (vDSO, no syscall normally).
-    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
-    ts.tv_sec as i64 * 1_000_000_000 + ts.tv_nsec as i64
+    match std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        Ok(d) => d.as_nanos().min(i64::MAX as u128) as i64,
+        Err(_) => 0,
+    }
 }
 
 impl Platform for EventPlatform {
