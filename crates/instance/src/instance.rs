@@ -21,8 +21,8 @@ pub struct InstanceOptions {
     pub vnics: Vec<VnicSpec>,
     /// Allow [`Instance::fault`] (tests and benchmarks only).
     pub fault_injection: bool,
-    /// The `clickos` binary for the process level (default: this
-    /// executable).
+    /// The `clickos` binary for the process level (default: `$CLICKOS_EXE`,
+    /// else this executable, which must then be `clickos`).
     pub helper_exe: Option<PathBuf>,
     /// Console output; default: standard error.
     pub console: Option<ConsoleSink>,
@@ -61,6 +61,10 @@ impl Default for VnicSpec {
         }
     }
 }
+
+/// Starts a backend (a level's `launch`).
+pub(crate) type Launcher<'a> =
+    dyn Fn(&LaunchSpec, crate::backend::Prepare) -> Result<Box<dyn Backend>, String> + 'a;
 
 /// What the instance reports about itself (`Mailbox::state`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -414,6 +418,18 @@ impl Instance {
         config_text: &str,
         opts: &InstanceOptions,
     ) -> Result<Instance, CreateError> {
+        Self::create_on(id, config_text, opts, &|spec, prepare| {
+            crate::launch_backend(opts.isolation, spec, prepare)
+        })
+    }
+
+    /// As [`create`](Self::create), with the backend started by `launch`.
+    pub(crate) fn create_on(
+        id: u32,
+        config_text: &str,
+        opts: &InstanceOptions,
+        launch: &Launcher<'_>,
+    ) -> Result<Instance, CreateError> {
         let t0 = Instant::now();
         let cfg = config_text.as_bytes();
         let file = opts.config_file.as_bytes();
@@ -441,8 +457,7 @@ impl Instance {
             // the instance runs; the sizes were checked above.
             unsafe { post(control, 1, op::INSTALL, file, cfg) };
         };
-        let backend = crate::launch_backend(opts.isolation, &spec, &mut prepare)
-            .map_err(CreateError::Launch)?;
+        let backend = launch(&spec, &mut prepare).map_err(CreateError::Launch)?;
         let ports = (0..opts.vnics.len())
             .map(|k| {
                 let (base, info) = backend
@@ -511,6 +526,11 @@ impl Instance {
             boot_time,
             vnic_count: opts.vnics.len(),
         })
+    }
+
+    #[cfg(test)]
+    pub(crate) fn control_for_tests(&self) -> *mut u8 {
+        self.inner.backend.control()
     }
 
     pub fn id(&self) -> u32 {

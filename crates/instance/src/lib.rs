@@ -16,6 +16,9 @@ pub mod thread;
 mod vmshim;
 mod watchdog;
 
+#[cfg(test)]
+mod tests;
+
 pub use backend::{Backend, ConsoleSink, Ended, Isolation, LaunchSpec, Prepare, VnicSpec};
 pub use error::{ConfigError, CreateError, HandlerError};
 pub use instance::{Instance, InstanceOptions, State, VnicPort};

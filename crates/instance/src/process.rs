@@ -128,7 +128,10 @@ pub fn launch(spec: &LaunchSpec, prepare: Prepare) -> Result<Box<dyn Backend>, S
 
     let exe = match &spec.helper_exe {
         Some(p) => p.clone(),
-        None => std::env::current_exe().map_err(|e| err("locating the clickos binary", e))?,
+        None => match std::env::var_os("CLICKOS_EXE") {
+            Some(p) => p.into(),
+            None => std::env::current_exe().map_err(|e| err("locating the clickos binary", e))?,
+        },
     };
     let mut inherit: Vec<RawFd> = vec![control_fd.as_raw_fd(), wake.as_raw_fd(), done.as_raw_fd()];
     let mut args = vec![

@@ -1,0 +1,323 @@
+//! The mailbox client and the watchdog against a fake, scriptable
+//! instance: whatever it writes, the host must neither panic nor read out
+//! of bounds, and must end it with the right reason.
+
+use crate::backend::{Backend, Ended, LaunchSpec, Prepare};
+use crate::instance::{Instance, InstanceOptions, State};
+use crate::sys::{self, Mapping};
+use crate::{ConfigError, CreateError, HandlerError};
+use clickos_ring::layout::{CONTROL_SIZE, DATA_OFF, MAILBOX_OFF};
+use clickos_ring::mailbox::{op, state, status, Mailbox, Request};
+use clickos_ring::VnicInfo;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// What the fake does with one request: (seq, op, name, payload).
+type Script = dyn Fn(&Mailbox, *mut u8, Request, &str, &[u8]) + Send + Sync;
+
+struct FakeShared {
+    control: Mapping,
+    wake: OwnedFd,
+    done: OwnedFd,
+    stop: AtomicBool,
+    ended: Mutex<Option<Ended>>,
+}
+
+struct Fake {
+    s: Arc<FakeShared>,
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+/// A well-behaved reply.
+fn reply(mb: &Mailbox, data: *mut u8, seq: u32, st: u32, payload: &[u8]) {
+    // SAFETY: payloads in these tests are far smaller than the data area.
+    unsafe { std::ptr::copy_nonoverlapping(payload.as_ptr(), data, payload.len()) };
+    mb.status.store(st, Ordering::Relaxed);
+    mb.resp_len.store(payload.len() as u32, Ordering::Relaxed);
+    mb.resp_seq.store(seq, Ordering::Release);
+}
+
+fn launch_fake(
+    script: Arc<Script>,
+) -> impl Fn(&LaunchSpec, Prepare) -> Result<Box<dyn Backend>, String> {
+    move |_spec, prepare| {
+        let s = Arc::new(FakeShared {
+            control: Mapping::anonymous(CONTROL_SIZE).map_err(|e| e.to_string())?,
+            wake: sys::eventfd().map_err(|e| e.to_string())?,
+            done: sys::eventfd().map_err(|e| e.to_string())?,
+            stop: AtomicBool::new(false),
+            ended: Mutex::new(None),
+        });
+        let control = s.control.ptr();
+        // SAFETY: the fake's mailbox page inside its own region.
+        let mb = unsafe { &*(control.add(MAILBOX_OFF as usize) as *const Mailbox) };
+        mb.reset();
+        prepare(control);
+        mb.state.store(state::IDLE, Ordering::SeqCst);
+        let s2 = s.clone();
+        let script = script.clone();
+        let t = std::thread::spawn(move || {
+            // SAFETY: as above; the region lives as long as `s2`.
+            let mb = unsafe { &*(s2.control.ptr().add(MAILBOX_OFF as usize) as *const Mailbox) };
+            // SAFETY: the data area is inside the region.
+            let data = unsafe { s2.control.ptr().add(DATA_OFF as usize) };
+            let mut last = 0;
+            while !s2.stop.load(Ordering::Relaxed) {
+                if mb.pending(last) {
+                    let req = Request::take(mb).unwrap();
+                    last = req.seq;
+                    let name = String::from_utf8_lossy(&mb.name[..req.name_len]).into_owned();
+                    let mut payload = vec![0u8; req.data_len];
+                    // SAFETY: data_len was checked by Request::take.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(data, payload.as_mut_ptr(), req.data_len)
+                    };
+                    script(mb, data, req, &name, &payload);
+                    if mb.host_waiting.swap(0, Ordering::AcqRel) != 0 {
+                        sys::signal(s2.done.as_raw_fd());
+                    }
+                    continue;
+                }
+                sys::poll_in(&[s2.wake.as_raw_fd()], Some(Duration::from_millis(5)));
+                sys::drain(s2.wake.as_raw_fd());
+            }
+        });
+        Ok(Box::new(Fake {
+            s,
+            thread: Mutex::new(Some(t)),
+        }) as Box<dyn Backend>)
+    }
+}
+
+impl Backend for Fake {
+    fn control(&self) -> *mut u8 {
+        self.s.control.ptr()
+    }
+    fn vnic(&self, _k: usize) -> Option<(*mut u8, VnicInfo)> {
+        None
+    }
+    fn wake(&self) {
+        sys::signal(self.s.wake.as_raw_fd());
+    }
+    fn wait_notify(&self, timeout: Duration) {
+        sys::poll_in(&[self.s.done.as_raw_fd()], Some(timeout));
+        sys::drain(self.s.done.as_raw_fd());
+    }
+    fn wait_vnic(&self, _k: usize, timeout: Duration) {
+        std::thread::sleep(timeout);
+    }
+    fn ended(&self) -> Option<Ended> {
+        self.s.ended.lock().unwrap().clone()
+    }
+    fn kill(&self, why: &str) {
+        let mut e = self.s.ended.lock().unwrap();
+        if e.is_none() {
+            *e = Some(Ended::Killed(why.into()));
+        }
+        self.s.stop.store(true, Ordering::Relaxed);
+    }
+    fn phases(&self) -> Vec<(&'static str, Duration)> {
+        vec![]
+    }
+}
+
+impl Drop for Fake {
+    fn drop(&mut self) {
+        self.s.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.lock().unwrap().take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn opts() -> InstanceOptions {
+    InstanceOptions {
+        watchdog: Duration::from_millis(300),
+        boot_timeout: Duration::from_millis(500),
+        ..Default::default()
+    }
+}
+
+/// A fake that installs anything and answers READs with `read`.
+fn fake(
+    read: impl Fn(&Mailbox, *mut u8, Request, &str, &[u8]) + Send + Sync + 'static,
+) -> Instance {
+    let script: Arc<Script> = Arc::new(move |mb, data, req, name, payload| {
+        if req.op == op::INSTALL {
+            reply(mb, data, req.seq, status::OK, b"");
+        } else {
+            read(mb, data, req, name, payload)
+        }
+    });
+    Instance::create_on(1, "x", &opts(), &launch_fake(script)).unwrap()
+}
+
+fn wait_ended(i: &Instance) -> Ended {
+    let t0 = Instant::now();
+    while i.ended().is_none() && t0.elapsed() < Duration::from_secs(3) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    i.ended().expect("ended")
+}
+
+fn crashed_with(e: &Ended, what: &str) -> bool {
+    matches!(e, Ended::Crashed(m) if m.contains(what))
+}
+
+#[test]
+fn replies_map_to_results_and_payloads_are_lossy_utf8() {
+    let i = fake(|mb, data, req, name, payload| {
+        let st = match name {
+            "e.ok" => status::OK,
+            "nope.x" => status::NO_ELEMENT,
+            "e.nope" => status::NO_HANDLER,
+            "e.ro" => status::PERMISSION,
+            "e.fail" => status::FAILED,
+            _ => status::BUSY,
+        };
+        let mut p = b"\xffok ".to_vec();
+        p.extend_from_slice(payload);
+        reply(mb, data, req.seq, st, &p);
+    });
+    assert_eq!(i.read_param("e.ok", "arg").unwrap(), "\u{fffd}ok arg");
+    assert!(matches!(i.read("nope.x"), Err(HandlerError::NoElement(_))));
+    assert!(matches!(i.read("e.nope"), Err(HandlerError::NoHandler(_))));
+    assert!(matches!(
+        i.write("e.ro", "1"),
+        Err(HandlerError::Permission(_))
+    ));
+    assert!(matches!(i.read("e.fail"), Err(HandlerError::Failed(_))));
+    assert!(matches!(i.read("other.x"), Err(HandlerError::Busy)));
+    assert_eq!(i.state(), State::Idle);
+    assert!(i.ended().is_none());
+}
+
+#[test]
+fn a_bad_initial_config_is_an_error_with_its_lines() {
+    let script: Arc<Script> = Arc::new(|mb, data, req, _, _| {
+        reply(
+            mb,
+            data,
+            req.seq,
+            status::CONFIG,
+            b"config:1: no class 'Foo'\nrouter could not be initialized\n",
+        )
+    });
+    match Instance::create_on(1, "x", &opts(), &launch_fake(script)) {
+        Err(CreateError::Config(ConfigError::Invalid(l))) => {
+            assert_eq!(
+                l,
+                [
+                    "config:1: no class 'Foo'",
+                    "router could not be initialized"
+                ]
+            )
+        }
+        Err(e) => panic!("{e}"),
+        Ok(_) => panic!("accepted"),
+    }
+}
+
+#[test]
+fn no_reply_during_boot_times_out() {
+    let script: Arc<Script> = Arc::new(|_, _, _, _, _| {});
+    match Instance::create_on(1, "x", &opts(), &launch_fake(script)) {
+        Err(CreateError::Instance(HandlerError::Ended(Ended::Killed(m)))) => {
+            assert!(m.contains("unresponsive"), "{m}")
+        }
+        Err(e) => panic!("{e}"),
+        Ok(_) => panic!("accepted"),
+    }
+}
+
+#[test]
+fn garbage_status_length_or_seq_crashes_the_instance() {
+    let i = fake(|mb, data, req, _, _| reply(mb, data, req.seq, 1000, b""));
+    assert!(i.read("a.b").is_err());
+    assert!(crashed_with(
+        &i.ended().unwrap(),
+        "corrupted mailbox: status"
+    ));
+
+    let i = fake(|mb, _, req, _, _| {
+        mb.status.store(0, Ordering::Relaxed);
+        mb.resp_len.store(u32::MAX, Ordering::Relaxed);
+        mb.resp_seq.store(req.seq, Ordering::Release);
+    });
+    assert!(i.read("a.b").is_err());
+    assert!(crashed_with(
+        &i.ended().unwrap(),
+        "corrupted mailbox: resp_len"
+    ));
+
+    let i = fake(|mb, data, req, _, _| reply(mb, data, req.seq.wrapping_add(7), 0, b""));
+    assert!(i.read("a.b").is_err());
+    assert!(crashed_with(
+        &i.ended().unwrap(),
+        "corrupted mailbox: resp_seq"
+    ));
+    // Every later call fails cleanly.
+    assert!(matches!(i.read("a.b"), Err(HandlerError::Ended(_))));
+    assert_eq!(i.state(), State::Ended);
+}
+
+#[test]
+fn an_unanswered_request_kills_with_the_reason() {
+    let i = fake(|_, _, _, _, _| {});
+    let t0 = Instant::now();
+    let r = i.read("slow.handler");
+    assert!(t0.elapsed() >= Duration::from_millis(300));
+    assert!(matches!(r, Err(HandlerError::Ended(Ended::Killed(_)))));
+    match i.ended().unwrap() {
+        Ended::Killed(m) => assert_eq!(
+            m,
+            "unresponsive: no reply to READ slow.handler within 0.300 s"
+        ),
+        e => panic!("{e}"),
+    }
+}
+
+#[test]
+fn the_watchdog_catches_a_scribbled_state_and_a_stuck_heartbeat() {
+    let i = fake(|mb, data, req, _, _| reply(mb, data, req.seq, 0, b""));
+    i.read("a.b").unwrap();
+    // SAFETY: test-only look at the fake's mailbox.
+    let mb = unsafe { &*(i.control_for_tests().add(MAILBOX_OFF as usize) as *const Mailbox) };
+    mb.state.store(0x7777, Ordering::Relaxed);
+    assert!(crashed_with(&wait_ended(&i), "corrupted mailbox: state"));
+
+    let i = fake(|mb, data, req, _, _| reply(mb, data, req.seq, 0, b""));
+    // SAFETY: as above.
+    let mb = unsafe { &*(i.control_for_tests().add(MAILBOX_OFF as usize) as *const Mailbox) };
+    mb.state.store(state::RUNNING, Ordering::Relaxed);
+    match wait_ended(&i) {
+        Ended::Killed(m) => assert!(m.contains("unresponsive") && m.contains("heartbeat"), "{m}"),
+        e => panic!("{e}"),
+    }
+
+    // A running instance whose heartbeat moves is left alone.
+    let i = fake(|mb, data, req, _, _| reply(mb, data, req.seq, 0, b""));
+    // SAFETY: as above.
+    let mb = unsafe { &*(i.control_for_tests().add(MAILBOX_OFF as usize) as *const Mailbox) };
+    mb.state.store(state::RUNNING, Ordering::Relaxed);
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_millis(900) {
+        mb.heartbeat.fetch_add(1, Ordering::Relaxed);
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(i.ended().is_none());
+}
+
+#[test]
+fn oversized_requests_are_refused_locally() {
+    let i = fake(|mb, data, req, _, _| reply(mb, data, req.seq, 0, b""));
+    assert!(matches!(
+        i.read(&"n".repeat(256)),
+        Err(HandlerError::BadRequest(_))
+    ));
+    let big = "v".repeat(clickos_ring::layout::DATA_SIZE + 1);
+    assert!(matches!(i.write("a.b", &big), Err(HandlerError::TooLarge)));
+    assert!(i.read("a.b").is_ok());
+}
