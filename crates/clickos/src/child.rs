@@ -113,6 +113,28 @@ fn parse(args: &[String]) -> Result<Args, String> {
     })
 }
 
+/// Closes every descriptor but stdio and ours (anything the parent leaked
+/// without close-on-exec).
+fn close_other_fds(a: &Args) {
+    let mut keep = vec![0, 1, 2, a.wake, a.done];
+    keep.extend(a.vnics.iter().map(|&(_, k)| k));
+    let fds: Vec<RawFd> = match std::fs::read_dir("/proc/self/fd") {
+        Ok(d) => d
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse().ok())
+            .collect(),
+        Err(_) => return,
+    };
+    for fd in fds {
+        if !keep.contains(&fd) {
+            // SAFETY: closes a descriptor nothing in this process uses (the
+            // directory iterator's own one is gone by now; closing it again
+            // fails harmlessly).
+            unsafe { libc::close(fd) };
+        }
+    }
+}
+
 /// Current address-space size (VmSize), bytes.
 fn vm_size() -> Option<u64> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -262,6 +284,7 @@ pub fn main(args: &[String]) -> i32 {
     bi.control_base = control.ptr() as u64;
     // SAFETY: as above; the parent does not read our addresses back.
     unsafe { std::ptr::write_volatile(bi_ptr, bi) };
+    close_other_fds(&a);
     if let Err(m) = confine(&a, bi.mem_size) {
         return fail(&m);
     }

@@ -464,6 +464,11 @@ fn process_level_is_confined() {
     if ns(&format!("/proc/{pid}/ns/net")) == ns("/proc/self/ns/net") {
         println!("note: the instance shares our network namespace (unshare not permitted?)");
     }
+    // stdio, the wake and done eventfds: nothing else.
+    let fds = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .count();
+    assert_eq!(fds, 5, "open descriptors in the instance");
     let rss = i.memory_footprint().unwrap();
     println!("process: instance RSS {} KiB; {as_line}", rss / 1024);
     assert!(i.read("c.count").is_ok());

@@ -71,7 +71,10 @@ pub(crate) fn check(i: &Inner) {
     }
     let hb = mb.heartbeat.load(Ordering::Relaxed);
     let mut since = i.wd_since.lock().unwrap_or_else(|e| e.into_inner());
-    if s != state::RUNNING || hb != i.wd_heartbeat.load(Ordering::Relaxed) {
+    // While a request is outstanding its caller times it out (an INSTALL
+    // may legitimately take longer than one watchdog period).
+    let serving = resp != posted;
+    if serving || s != state::RUNNING || hb != i.wd_heartbeat.load(Ordering::Relaxed) {
         i.wd_heartbeat.store(hb, Ordering::Relaxed);
         *since = Instant::now();
         return;
