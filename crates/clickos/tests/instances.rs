@@ -210,6 +210,14 @@ fn configuration_errors_and_atomic_replace() {
         i.wait_stopped(Duration::from_secs(5)).unwrap();
         assert_eq!(i.read("d.count").unwrap().trim(), "7");
         assert!(matches!(i.read("c.count"), Err(HandlerError::NoElement(_))));
+        // Compound elements: names are plain strings for the engine.
+        i.install(
+            "elementclass Two { input -> c :: Counter -> output }\n\
+             InfiniteSource(LIMIT 5, STOP true) -> t :: Two -> Discard",
+        )
+        .unwrap();
+        i.wait_stopped(Duration::from_secs(5)).unwrap();
+        assert_eq!(i.read("t/c.count").unwrap().trim(), "5", "{level}");
         // A new configuration runs again after a stopped one.
         i.install(TIMED).unwrap();
         assert!(matches!(i.state(), State::Idle | State::Running));
@@ -410,6 +418,9 @@ fn destroy_kills_and_reports() {
 
 #[test]
 fn levels_parse() {
+    fn shareable<T: Send + Sync>() {}
+    shareable::<Instance>();
+    shareable::<clickos_instance::VnicPort>();
     assert_eq!("vm".parse::<Isolation>(), Ok(Isolation::Vm));
     assert_eq!("process".parse::<Isolation>(), Ok(Isolation::Process));
     assert_eq!("none".parse::<Isolation>(), Ok(Isolation::None));
