@@ -368,7 +368,17 @@ fn fault_spin_is_caught_by_the_watchdog() {
 fn fault_oom() {
     each_level(|level| {
         if level == Isolation::None {
-            println!("skipped: none: no memory limit");
+            // No memory limit: the fault is refused and the instance lives.
+            let o = InstanceOptions {
+                fault_injection: true,
+                ..opts(level)
+            };
+            let i = create_with(TIMED, &o);
+            assert!(
+                matches!(i.fault("oom"), Err(HandlerError::Failed(m)) if m.contains("memory")),
+                "none: oom must be refused"
+            );
+            assert!(i.read("c.count").is_ok());
             return;
         }
         fault_case(level, "oom", 0, |e| match e {
