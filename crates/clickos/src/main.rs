@@ -8,18 +8,25 @@ mod child;
 mod console;
 mod driver;
 mod elements;
+mod vmbench;
+mod vmcmd;
 
 use std::io::Write;
 
 fn top_usage() -> &'static str {
     "Usage: clickos run [CLICK OPTIONS] [ROUTERFILE] [NAME=VALUE]...
        clickos elements [CLASS | --markdown]
+       clickos vm run [OPTIONS] CONFIG [NAME=VALUE]...
+       clickos vm bench [OPTIONS]
        clickos --help | --version
 
 Commands:
   run        Run a Click configuration, exactly like Click's 'click' driver
              ('clickos run --help' lists its options). Invoking this binary
              as 'click' (a symlink) is the same as 'clickos run'.
+  vm run     Boot one Click instance (a KVM micro-VM by default) with CONFIG,
+             run it until its router stops, print -h handlers, destroy it.
+  vm bench   Boot time, density, handler latency and in-instance speed.
   elements   List the element classes with their summaries; with CLASS, print
              that class's reference; with --markdown, the whole reference.
 "
@@ -81,6 +88,7 @@ fn main() {
             Some("__instance") => child::main(&args[2..]),
             Some("run") => driver::run("clickos run", &args[2..], &elements::registry()),
             Some("elements") => elements_cmd(&args[2..]),
+            Some("vm") => vmcmd::main(&args[2..]),
             Some("--help") | Some("-h") | Some("help") => {
                 print!("{}", top_usage());
                 0
