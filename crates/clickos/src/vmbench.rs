@@ -32,13 +32,25 @@ fn pct(v: &mut [f64], p: f64) -> f64 {
     v[idx.min(v.len() - 1)]
 }
 
+fn tty() -> bool {
+    // SAFETY: isatty has no preconditions.
+    unsafe { libc::isatty(2) == 1 }
+}
+
+/// A progress line on a terminal (nothing when standard error is a file).
 fn progress(msg: &str) {
+    if !tty() {
+        return;
+    }
     let mut e = std::io::stderr().lock();
     let _ = write!(e, "\r\x1b[2K{msg}");
     let _ = e.flush();
 }
 
 fn progress_done() {
+    if !tty() {
+        return;
+    }
     let mut e = std::io::stderr().lock();
     let _ = write!(e, "\r\x1b[2K");
     let _ = e.flush();
@@ -272,12 +284,12 @@ fn latency(
 
 fn bench_handlers(o: &Opts, rows: &mut Vec<Row>, json: &mut Vec<String>) -> Result<(), String> {
     let runs = (o.runs * 10).max(100);
-    for (label, config) in [("busy", BUSY), ("idle", SMALL)] {
+    for (label, config) in [("a busy", BUSY), ("an idle", SMALL)] {
         progress(&format!("handlers: {label} instance"));
         let inst = Instance::create(30_000, config, &options(o)).map_err(|e| e.to_string())?;
         let read = |i: &Instance| i.read("c.count").map(|_| ()).map_err(|e| e.to_string());
         let write = |i: &Instance| i.write("c.reset_counts", "").map_err(|e| e.to_string());
-        if label == "idle" {
+        if label == "an idle" {
             // Let it settle into IDLE between calls, as an idle instance would be.
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -285,21 +297,25 @@ fn bench_handlers(o: &Opts, rows: &mut Vec<Row>, json: &mut Vec<String>) -> Resu
         let (rm, rp) = latency(&inst, runs, read)?;
         progress_done();
         json.push(format!(
-            "\"handlers_{label}_us\": {{\"write_median\": {:.2}, \"write_p99\": {:.2}, \"read_median\": {:.2}, \"read_p99\": {:.2}}}",
-            wm * 1e6, wp * 1e6, rm * 1e6, rp * 1e6
+            "\"handlers_{}_us\": {{\"write_median\": {:.2}, \"write_p99\": {:.2}, \"read_median\": {:.2}, \"read_p99\": {:.2}}}",
+            label.rsplit(' ').next().unwrap_or(label),
+            wm * 1e6,
+            wp * 1e6,
+            rm * 1e6,
+            rp * 1e6
         ));
         rows.push(Row {
-            what: format!("handler write on a {label} instance (c.reset_counts, {runs} calls)"),
+            what: format!("handler write on {label} instance (c.reset_counts, {runs} calls)"),
             median: ms(wm),
             p99: ms(wp),
-            target: if label == "busy" { "≤ 50 µs" } else { "" },
+            target: if label == "a busy" { "≤ 50 µs" } else { "" },
             reference: "ClickOS 0.1 ms",
         });
         rows.push(Row {
-            what: format!("handler read on a {label} instance (c.count, {runs} calls)"),
+            what: format!("handler read on {label} instance (c.count, {runs} calls)"),
             median: ms(rm),
             p99: ms(rp),
-            target: if label == "busy" { "≤ 100 µs" } else { "" },
+            target: if label == "a busy" { "≤ 100 µs" } else { "" },
             reference: "ClickOS 9.4 ms",
         });
     }
