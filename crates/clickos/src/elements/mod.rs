@@ -23,6 +23,8 @@ pub fn registry() -> Registry {
     for s in SPECS {
         r.add(s);
     }
+    // Documented here too; they initialise only inside an instance.
+    clickos_guest::vnic::register(&mut r);
     r
 }
 
