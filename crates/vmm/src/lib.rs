@@ -1,1 +1,571 @@
-//! The KVM monitor (under construction).
+//! The ClickOS KVM monitor: one micro-VM per Click instance, entered
+//! directly in ring 3 (see `shared/MICROVM.md`: under PVM, guest ring 0 is
+//! emulated and ~3000× slower, ring 3 runs natively).
+//!
+//! A [`Vm`] owns guest RAM (a memfd, with the guest image mapped privately
+//! over its image range so text is shared between instances), one memfd
+//! per vNIC (its own memslot), the wake/notify/kick eventfds, and a vCPU
+//! thread that runs the guest and serves its hypercalls
+//! (`clickos_ring::layout::port`). The layout is `clickos_ring::layout`.
+//!
+//! ```text
+//! Vm::create(&config, prepare)  → control region written, prepare() called, guest running
+//! vm.wake() / vm.wait_notify(t) / vm.wait_vnic(k, t)
+//! vm.exit()                      → Some(Exit) once ended
+//! vm.kill(why); drop(vm)
+//! ```
+
+mod boot;
+mod image;
+mod seccomp;
+mod sys;
+mod vcpu;
+
+use clickos_ring::layout::{self as L, BootInfo, VnicInfo};
+use kvm_bindings::{kvm_userspace_memory_region, Msrs};
+use kvm_ioctls::{IoEventAddress, Kvm, VmFd};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::thread::JoinHandleExt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+use sys::Mapping;
+use vmm_sys_util::eventfd::{EventFd, EFD_NONBLOCK};
+
+pub use boot::CONTROL_ALIAS;
+pub use image::GUEST_ELF;
+
+/// Default guest RAM.
+pub const DEFAULT_MEMORY: u64 = 8 << 20;
+/// The vCPU thread's stack.
+const VCPU_STACK: usize = 256 << 10;
+
+/// Receives console lines: (instance id, text without trailing newline).
+pub type Console = Arc<dyn Fn(u32, &str) + Send + Sync>;
+
+/// One vNIC's geometry.
+#[derive(Clone, Copy, Debug)]
+pub struct VnicConfig {
+    pub slots: u32,
+    pub buf_size: u32,
+    pub mac: [u8; 6],
+}
+
+/// What to boot.
+#[derive(Clone)]
+pub struct VmConfig {
+    pub id: u32,
+    /// Guest RAM in bytes (rounded up to 2 MiB; ≥ 4 MiB, < 1 GiB).
+    pub memory: u64,
+    pub vnics: Vec<VnicConfig>,
+    /// Sets `FLAG_FAULT_INJECTION` in the boot information.
+    pub fault_injection: bool,
+    pub console: Console,
+}
+
+/// How a VM ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// EXIT hypercall with this code.
+    Exited(u32),
+    /// PANIC hypercall: the guest's message.
+    Panicked(String),
+    /// A fault (triple fault), a bad hypercall or an unexpected exit.
+    Crashed(String),
+    /// [`Vm::kill`]; why.
+    Killed(String),
+}
+
+/// Checks that `/dev/kvm` can be opened and a VM created.
+pub fn available() -> Result<(), String> {
+    let kvm = kvm()?;
+    kvm.create_vm()
+        .map(drop)
+        .map_err(|e| format!("cannot create a KVM VM: {e}"))
+}
+
+fn kvm() -> Result<&'static Kvm, String> {
+    static KVM: OnceLock<Result<Kvm, String>> = OnceLock::new();
+    KVM.get_or_init(|| {
+        sys::raise_nofile();
+        vcpu::install_signal_handlers();
+        Kvm::new().map_err(|e| format!("cannot open /dev/kvm: {e}"))
+    })
+    .as_ref()
+    .map_err(|e| e.clone())
+}
+
+/// State shared with the vCPU thread.
+pub(crate) struct Shared {
+    id: u32,
+    console: Console,
+    /// Host address of guest RAM (GPA 0).
+    ram: usize,
+    guard_page: u64,
+    wake: EventFd,
+    notify: EventFd,
+    kicks: Vec<EventFd>,
+    exit: Mutex<Option<Exit>>,
+    killed: AtomicBool,
+    run: Mutex<RunState>,
+    run_cv: Condvar,
+    first_exit: Mutex<Option<Duration>>,
+}
+
+pub(crate) struct RunState {
+    running: bool,
+    /// `kvm_run.immediate_exit` in the vCPU's mapping (valid while running).
+    immediate_exit: *mut u8,
+    thread: libc::pthread_t,
+}
+
+// SAFETY: the raw pointer is only used under the mutex while the vCPU
+// thread (which owns the mapping) is running.
+unsafe impl Send for RunState {}
+
+impl Shared {
+    fn finish(&self, e: Exit) {
+        {
+            let mut x = self.exit.lock().unwrap();
+            if x.is_none() {
+                *x = Some(e);
+            }
+        }
+        let _ = self.notify.write(1);
+        for k in &self.kicks {
+            let _ = k.write(1);
+        }
+    }
+}
+
+/// A running (or ended) micro-VM.
+pub struct Vm {
+    shared: Arc<Shared>,
+    ram: Mapping,
+    ram_fd: OwnedFd,
+    vnics: Vec<(Mapping, OwnedFd, VnicInfo)>,
+    writable_image: u64,
+    phases: Vec<(&'static str, Duration)>,
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+impl Vm {
+    /// Creates and starts a VM: maps memory, writes the boot information,
+    /// calls `prepare` with the host mapping of the control region, then
+    /// lets the vCPU run.
+    pub fn create(cfg: &VmConfig, prepare: &mut dyn FnMut(*mut u8)) -> Result<Vm, String> {
+        Self::create_with(cfg, prepare, None)
+    }
+
+    /// Boots raw code instead of the guest image (tests): `code` is loaded
+    /// at IMAGE_GPA as one read-execute page range and entered there.
+    #[doc(hidden)]
+    pub fn create_raw(cfg: &VmConfig, code: &[u8]) -> Result<Vm, String> {
+        Self::create_with(cfg, &mut |_| {}, Some(code))
+    }
+
+    fn create_with(
+        cfg: &VmConfig,
+        prepare: &mut dyn FnMut(*mut u8),
+        raw: Option<&[u8]>,
+    ) -> Result<Vm, String> {
+        let t0 = Instant::now();
+        let mut phases = Vec::new();
+        let mut lap = {
+            let mut last = t0;
+            move |name: &'static str, phases: &mut Vec<(&'static str, Duration)>| {
+                let now = Instant::now();
+                phases.push((name, now - last));
+                last = now;
+            }
+        };
+        let kvm = kvm()?;
+        let raw_image;
+        let image: &image::Image = match raw {
+            None => image::Image::get()?,
+            Some(code) => {
+                raw_image = raw_code_image(code)?;
+                &raw_image
+            }
+        };
+        if cfg.vnics.len() > L::MAX_VNICS {
+            return Err(format!("at most {} vNICs", L::MAX_VNICS));
+        }
+        let mem = L::align_up(cfg.memory.max(4 << 20), 2 << 20);
+        if mem >= L::VNIC_GPA {
+            return Err("guest memory must be below 1 GiB".into());
+        }
+        let plan = boot::Plan::new(mem, image.span)?;
+        lap("prepare", &mut phases);
+
+        let vm = kvm
+            .create_vm()
+            .map_err(|e| format!("cannot create a KVM VM: {e}"))?;
+        lap("create VM", &mut phases);
+
+        // Guest RAM: a shared memfd, the image mapped privately on top.
+        let ram_fd = sys::memfd(c"clickos-ram", mem).map_err(|e| format!("guest RAM: {e}"))?;
+        let ram = Mapping::shared(&ram_fd, mem as usize).map_err(|e| format!("guest RAM: {e}"))?;
+        // SAFETY: the image range lies inside the RAM mapping we own.
+        unsafe {
+            Mapping::map(
+                ram.ptr.add(L::IMAGE_GPA as usize),
+                image.span as usize,
+                libc::MAP_PRIVATE | libc::MAP_FIXED,
+                &image.fd,
+            )
+        }
+        .map_err(|e| format!("mapping the guest image: {e}"))?;
+        // SAFETY: slot 0 covers exactly the RAM mapping, which outlives the
+        // VM (the vCPU thread stops before `Vm` unmaps it).
+        unsafe {
+            vm.set_user_memory_region(kvm_userspace_memory_region {
+                slot: 0,
+                flags: 0,
+                guest_phys_addr: 0,
+                memory_size: mem,
+                userspace_addr: ram.ptr as u64,
+            })
+        }
+        .map_err(|e| format!("KVM_SET_USER_MEMORY_REGION: {e}"))?;
+
+        // vNICs: one memfd and memslot each.
+        let mut vnics = Vec::new();
+        for (k, v) in cfg.vnics.iter().enumerate() {
+            let mut info = L::vnic_layout(v.slots, v.buf_size, v.mac).ok_or_else(|| {
+                format!(
+                    "vNIC {k}: bad geometry ({} slots of {} bytes)",
+                    v.slots, v.buf_size
+                )
+            })?;
+            let fd =
+                sys::memfd(c"clickos-vnic", info.size).map_err(|e| format!("vNIC {k}: {e}"))?;
+            let map =
+                Mapping::shared(&fd, info.size as usize).map_err(|e| format!("vNIC {k}: {e}"))?;
+            info.base = L::VNIC_GPA + k as u64 * L::VNIC_STRIDE;
+            // SAFETY: the mapping is `info.size` bytes, laid out by vnic_layout.
+            unsafe { clickos_ring::ring::init_region(map.ptr, &info) };
+            // SAFETY: the slot covers exactly this mapping, which outlives the VM.
+            unsafe {
+                vm.set_user_memory_region(kvm_userspace_memory_region {
+                    slot: 1 + k as u32,
+                    flags: 0,
+                    guest_phys_addr: info.base,
+                    memory_size: info.size,
+                    userspace_addr: map.ptr as u64,
+                })
+            }
+            .map_err(|e| format!("vNIC {k}: KVM_SET_USER_MEMORY_REGION: {e}"))?;
+            vnics.push((map, fd, info));
+        }
+        lap("memory", &mut phases);
+
+        // Control region: GDT, page tables, boot information.
+        let vnic_ranges: Vec<(u64, u64)> = vnics.iter().map(|v| (v.2.base, v.2.size)).collect();
+        // SAFETY: the RAM mapping covers the control region.
+        unsafe {
+            boot::write_gdt(ram.ptr);
+            boot::write_page_tables(ram.ptr, &plan, &image.segments, &vnic_ranges)?;
+        }
+        // Prefault the stack top and the heap's first pages (the allocator's
+        // metadata) on the host: a guest first touch costs far more.
+        // SAFETY: both ranges are inside guest RAM.
+        unsafe {
+            std::ptr::write_volatile(ram.ptr.add(mem as usize - 8) as *mut u64, 0);
+            std::ptr::write_volatile(ram.ptr.add(plan.heap_start as usize), 0u8);
+        }
+        lap("page tables", &mut phases);
+
+        let mut vcpu = vm
+            .create_vcpu(0)
+            .map_err(|e| format!("KVM_CREATE_VCPU: {e}"))?;
+        lap("vCPU", &mut phases);
+        let sregs = vcpu
+            .get_sregs()
+            .map_err(|e| format!("KVM_GET_SREGS: {e}"))?;
+        vcpu.set_sregs(&boot::sregs(sregs))
+            .map_err(|e| format!("KVM_SET_SREGS: {e}"))?;
+        vcpu.set_regs(&boot::regs(image.entry, plan.stack_top))
+            .map_err(|e| format!("KVM_SET_REGS: {e}"))?;
+        let tsc_khz = tsc_khz(&vcpu)?;
+        let (tsc_base, epoch_ns) = sample_tsc(&vcpu)?;
+        lap("registers", &mut phases);
+
+        let mut bi = BootInfo::empty();
+        bi.instance_id = cfg.id;
+        bi.control_base = boot::CONTROL_ALIAS;
+        bi.mem_size = mem;
+        bi.heap_start = plan.heap_start;
+        bi.heap_size = plan.heap_size;
+        bi.tsc_khz = tsc_khz;
+        bi.tsc_base = tsc_base;
+        bi.epoch_ns = epoch_ns;
+        bi.flags = if cfg.fault_injection {
+            L::FLAG_FAULT_INJECTION
+        } else {
+            0
+        };
+        bi.nvnics = vnics.len() as u32;
+        for (k, v) in vnics.iter().enumerate() {
+            bi.vnics[k] = v.2;
+        }
+        // SAFETY: the boot information page is in the RAM mapping; the
+        // mailbox page likewise (reset before the guest exists).
+        unsafe {
+            std::ptr::write_volatile(ram.ptr.add(L::BOOTINFO_OFF as usize) as *mut BootInfo, bi);
+            (*(ram.ptr.add(L::MAILBOX_OFF as usize) as *const clickos_ring::Mailbox)).reset();
+        }
+
+        // Eventfds: wake (host → guest), notify (CTRL_DONE), kicks.
+        let efd = || EventFd::new(EFD_NONBLOCK).map_err(|e| format!("eventfd: {e}"));
+        let wake = efd()?;
+        let notify = efd()?;
+        register(&vm, &notify, L::port::CTRL_DONE, 0)?;
+        let mut kicks = Vec::new();
+        for k in 0..vnics.len() {
+            let e = efd()?;
+            register(&vm, &e, L::port::KICK, k as u32)?;
+            kicks.push(e);
+        }
+        lap("eventfds", &mut phases);
+
+        prepare(ram.ptr);
+        lap("prepare hook", &mut phases);
+
+        let immediate_exit = &mut vcpu.get_kvm_run().immediate_exit as *mut u8;
+        let shared = Arc::new(Shared {
+            id: cfg.id,
+            console: cfg.console.clone(),
+            ram: ram.ptr as usize,
+            guard_page: plan.guard,
+            wake,
+            notify,
+            kicks,
+            exit: Mutex::new(None),
+            killed: AtomicBool::new(false),
+            run: Mutex::new(RunState {
+                running: true,
+                immediate_exit,
+                thread: 0,
+            }),
+            run_cv: Condvar::new(),
+            first_exit: Mutex::new(None),
+        });
+        let t = vcpu::VcpuThread {
+            vcpu,
+            _vm: vm,
+            shared: shared.clone(),
+            started: Instant::now(),
+        };
+        // Hold the run lock until the thread id is recorded, so `kill` can
+        // always signal the right thread.
+        let handle = {
+            let mut rs = shared.run.lock().unwrap();
+            let h = std::thread::Builder::new()
+                .name(format!("vcpu-{}", cfg.id))
+                .stack_size(VCPU_STACK)
+                .spawn(move || t.run())
+                .map_err(|e| format!("cannot start the vCPU thread: {e}"))?;
+            rs.thread = h.as_pthread_t();
+            h
+        };
+        lap("thread", &mut phases);
+        Ok(Vm {
+            shared,
+            ram,
+            ram_fd,
+            vnics,
+            writable_image: image.writable,
+            phases,
+            thread: Mutex::new(Some(handle)),
+        })
+    }
+
+    /// Host mapping of the control region (GPA 0, `CONTROL_SIZE` bytes).
+    pub fn control(&self) -> *mut u8 {
+        self.ram.ptr
+    }
+
+    /// Host mapping of vNIC `k` and its geometry (`base` = its GPA).
+    pub fn vnic(&self, k: usize) -> Option<(*mut u8, VnicInfo)> {
+        self.vnics.get(k).map(|v| (v.0.ptr, v.2))
+    }
+
+    /// Wakes the guest if it is idle.
+    pub fn wake(&self) {
+        let _ = self.shared.wake.write(1);
+    }
+
+    /// Waits for CTRL_DONE, the end of the VM, or `timeout`.
+    pub fn wait_notify(&self, timeout: Duration) {
+        wait_efd(&self.shared.notify, timeout, || self.exit().is_some());
+    }
+
+    /// Waits for a KICK on vNIC `k`, the end of the VM, or `timeout`.
+    pub fn wait_vnic(&self, k: usize, timeout: Duration) {
+        match self.shared.kicks.get(k) {
+            Some(e) => wait_efd(e, timeout, || self.exit().is_some()),
+            None => std::thread::sleep(timeout),
+        }
+    }
+
+    /// How the VM ended, once it has.
+    pub fn exit(&self) -> Option<Exit> {
+        self.shared.exit.lock().unwrap().clone()
+    }
+
+    /// Stops the guest now (idempotent). Returns once the vCPU thread has
+    /// left KVM_RUN for good; the VM's teardown finishes on that thread.
+    pub fn kill(&self, why: &str) {
+        {
+            let mut x = self.shared.exit.lock().unwrap();
+            if x.is_none() {
+                *x = Some(Exit::Killed(why.to_string()));
+            }
+        }
+        self.shared.killed.store(true, Ordering::Release);
+        let _ = self.shared.wake.write(1);
+        let mut rs = self.shared.run.lock().unwrap();
+        while rs.running {
+            // SAFETY: while `running`, the vCPU thread owns the kvm_run
+            // mapping and clears `running` (under this lock) before
+            // unmapping it; signalling a live thread of ours is sound.
+            unsafe {
+                std::ptr::write_volatile(rs.immediate_exit, 1);
+                libc::pthread_kill(rs.thread, vcpu::kick_signal());
+            }
+            rs = self
+                .shared
+                .run_cv
+                .wait_timeout(rs, Duration::from_millis(1))
+                .unwrap()
+                .0;
+        }
+        drop(rs);
+        self.shared.finish(Exit::Killed(why.to_string()));
+    }
+
+    /// Start-up phases (host side), then the time from starting the vCPU
+    /// thread to the guest's first exit.
+    pub fn phases(&self) -> Vec<(&'static str, Duration)> {
+        let mut p = self.phases.clone();
+        if let Some(d) = *self.shared.first_exit.lock().unwrap() {
+            p.push(("first exit", d));
+        }
+        p
+    }
+
+    /// Host memory this VM uses: touched RAM and vNIC pages, the guest's
+    /// writable image pages (upper bound) and the kvm_run page. Kernel
+    /// memory (KVM structures, shadow page tables: ~0.2 MB) is not counted.
+    pub fn memory_footprint(&self) -> u64 {
+        sys::memfd_bytes(&self.ram_fd)
+            + self
+                .vnics
+                .iter()
+                .map(|v| sys::memfd_bytes(&v.1))
+                .sum::<u64>()
+            + self.writable_image
+            + L::PAGE_SIZE
+    }
+
+    /// Waits for the vCPU thread to finish (including VM teardown).
+    pub fn join(&self) {
+        if let Some(h) = self.thread.lock().unwrap().take() {
+            let _ = h.join();
+        }
+    }
+}
+
+impl Drop for Vm {
+    fn drop(&mut self) {
+        self.kill("destroyed");
+        // The thread finishes tearing down the VM on its own; it no longer
+        // touches guest memory, so the mappings can go now.
+        drop(self.thread.lock().unwrap().take());
+    }
+}
+
+fn register(vm: &VmFd, e: &EventFd, port: u16, datamatch: u32) -> Result<(), String> {
+    vm.register_ioevent(e, &IoEventAddress::Pio(port as u64), datamatch)
+        .map_err(|err| format!("KVM_IOEVENTFD on port {port:#x}: {err}"))
+}
+
+fn wait_efd(e: &EventFd, timeout: Duration, ended: impl Fn() -> bool) {
+    if ended() {
+        return;
+    }
+    let mut pfd = libc::pollfd {
+        fd: e.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ts = libc::timespec {
+        tv_sec: timeout.as_secs().min(i32::MAX as u64) as libc::time_t,
+        tv_nsec: timeout.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: one valid pollfd and timespec.
+    let n = unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
+    if n > 0 && !ended() {
+        let _ = e.read();
+    }
+}
+
+fn tsc_khz(vcpu: &kvm_ioctls::VcpuFd) -> Result<u64, String> {
+    static KHZ: OnceLock<u64> = OnceLock::new();
+    if let Some(k) = KHZ.get() {
+        return Ok(*k);
+    }
+    let k = match vcpu.get_tsc_khz() {
+        Ok(k) if k > 0 => k as u64,
+        _ => cpuinfo_khz().ok_or("cannot determine the TSC frequency")?,
+    };
+    Ok(*KHZ.get_or_init(|| k))
+}
+
+fn cpuinfo_khz() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/cpuinfo").ok()?;
+    let line = s.lines().find(|l| l.starts_with("cpu MHz"))?;
+    let mhz: f64 = line.split(':').nth(1)?.trim().parse().ok()?;
+    Some((mhz * 1000.0) as u64)
+}
+
+/// The guest's TSC and the wall clock, sampled together.
+fn sample_tsc(vcpu: &kvm_ioctls::VcpuFd) -> Result<(u64, i64), String> {
+    const MSR_IA32_TSC: u32 = 0x10;
+    let mut msrs = Msrs::from_entries(&[kvm_bindings::kvm_msr_entry {
+        index: MSR_IA32_TSC,
+        ..Default::default()
+    }])
+    .map_err(|e| format!("MSR list: {e:?}"))?;
+    let t0 = sys::realtime_ns();
+    let n = vcpu
+        .get_msrs(&mut msrs)
+        .map_err(|e| format!("KVM_GET_MSRS (TSC): {e}"))?;
+    let t1 = sys::realtime_ns();
+    if n != 1 {
+        return Err("KVM_GET_MSRS: the TSC could not be read".into());
+    }
+    Ok((msrs.as_slice()[0].data, t0 + (t1 - t0) / 2))
+}
+
+/// An image of raw code (tests): one RX segment at IMAGE_GPA.
+fn raw_code_image(code: &[u8]) -> Result<image::Image, String> {
+    let span = L::align_up(code.len().max(1) as u64, L::PAGE_SIZE);
+    let fd = sys::memfd(c"clickos-raw", span).map_err(|e| e.to_string())?;
+    let map = Mapping::shared(&fd, span as usize).map_err(|e| e.to_string())?;
+    // SAFETY: the fresh mapping holds `span >= code.len()` bytes.
+    unsafe { std::ptr::copy_nonoverlapping(code.as_ptr(), map.ptr, code.len()) };
+    Ok(image::Image {
+        fd,
+        entry: L::IMAGE_GPA,
+        span,
+        segments: vec![image::Segment {
+            start: L::IMAGE_GPA,
+            end: L::IMAGE_GPA + span,
+            write: false,
+            exec: true,
+        }],
+        writable: 0,
+    })
+}
