@@ -1,0 +1,312 @@
+//! Boots real micro-VMs. Every test prints "skipped: /dev/kvm unavailable:
+//! <why>" and passes when KVM is missing.
+
+use clickos_ring::layout::{DATA_OFF, MAILBOX_OFF};
+use clickos_ring::mailbox::{op, state, status};
+use clickos_ring::Mailbox;
+use clickos_vmm::{Exit, Vm, VmConfig};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+fn kvm() -> bool {
+    match clickos_vmm::available() {
+        Ok(()) => true,
+        Err(why) => {
+            println!("skipped: /dev/kvm unavailable: {why}");
+            false
+        }
+    }
+}
+
+type Lines = Arc<Mutex<Vec<String>>>;
+
+fn config(id: u32, fault_injection: bool) -> (VmConfig, Lines) {
+    let lines: Lines = Arc::default();
+    let l = lines.clone();
+    let cfg = VmConfig {
+        id,
+        memory: clickos_vmm::DEFAULT_MEMORY,
+        vnics: vec![],
+        fault_injection,
+        console: Arc::new(move |_, t| l.lock().unwrap().push(t.to_string())),
+    };
+    (cfg, lines)
+}
+
+fn mailbox(vm: &Vm) -> &Mailbox {
+    // SAFETY: the control region is mapped for the VM's lifetime.
+    unsafe { &*(vm.control().add(MAILBOX_OFF as usize) as *const Mailbox) }
+}
+
+/// One mailbox request; returns (status, reply) or None on timeout / end.
+fn call(vm: &Vm, o: u32, name: &str, data: &str, timeout: Duration) -> Option<(u32, String)> {
+    let mb = mailbox(vm);
+    let seq = mb.req_seq.load(Ordering::Relaxed).wrapping_add(1);
+    mb.op.store(o, Ordering::Relaxed);
+    mb.name_len.store(name.len() as u32, Ordering::Relaxed);
+    // SAFETY: the name field and the data area are part of the mapping.
+    unsafe {
+        let n = mb.name.as_ptr() as *mut u8;
+        std::ptr::copy_nonoverlapping(name.as_ptr(), n, name.len());
+        let d = vm.control().add(DATA_OFF as usize);
+        std::ptr::copy_nonoverlapping(data.as_ptr(), d, data.len());
+    }
+    mb.data_len.store(data.len() as u32, Ordering::Relaxed);
+    mb.host_waiting.store(1, Ordering::Relaxed);
+    mb.req_seq.store(seq, Ordering::Release);
+    vm.wake();
+    let t0 = Instant::now();
+    while t0.elapsed() < timeout {
+        if mb.resp_seq.load(Ordering::Acquire) == seq {
+            let len = (mb.resp_len.load(Ordering::Relaxed) as usize).min(4096);
+            let mut buf = vec![0u8; len];
+            // SAFETY: as above; length clamped.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    vm.control().add(DATA_OFF as usize),
+                    buf.as_mut_ptr(),
+                    len,
+                )
+            };
+            return Some((
+                mb.status.load(Ordering::Relaxed),
+                String::from_utf8_lossy(&buf).into_owned(),
+            ));
+        }
+        if vm.exit().is_some() {
+            return None;
+        }
+        vm.wait_notify(Duration::from_millis(20));
+    }
+    None
+}
+
+fn wait_state(vm: &Vm, want: u32, timeout: Duration) -> bool {
+    let t0 = Instant::now();
+    while t0.elapsed() < timeout {
+        if mailbox(vm).state.load(Ordering::Acquire) == want {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    false
+}
+
+fn wait_exit(vm: &Vm, timeout: Duration) -> Option<Exit> {
+    let t0 = Instant::now();
+    while t0.elapsed() < timeout {
+        if let Some(e) = vm.exit() {
+            return Some(e);
+        }
+        vm.wait_notify(Duration::from_millis(10));
+    }
+    None
+}
+
+#[test]
+fn boots_installs_and_stops() {
+    if !kvm() {
+        return;
+    }
+    let (cfg, lines) = config(7, false);
+    let vm = Vm::create(&cfg, &mut |_| {}).unwrap();
+    assert!(
+        wait_state(&vm, state::EMPTY, Duration::from_secs(5)),
+        "{:?}",
+        vm.exit()
+    );
+    let (st, msg) = call(
+        &vm,
+        op::INSTALL,
+        "test",
+        "InfiniteSource(LIMIT 3, STOP false) -> Print(hello) -> c::Counter -> Discard;",
+        Duration::from_secs(5),
+    )
+    .expect("install reply");
+    assert_eq!(st, status::OK, "{msg}");
+    // The source runs after the install reply: poll the counter.
+    let mut count = String::new();
+    for _ in 0..100 {
+        let (st, c) = call(&vm, op::READ, "c.count", "", Duration::from_secs(5)).unwrap();
+        assert_eq!(st, status::OK, "{c}");
+        count = c.trim().to_string();
+        if count == "3" {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(count, "3");
+    let out = lines.lock().unwrap().join("\n");
+    assert!(out.contains("hello"), "console: {out}");
+    let (st, _) = call(&vm, op::STOP, "", "", Duration::from_secs(5)).unwrap();
+    assert_eq!(st, status::OK);
+    assert_eq!(
+        wait_exit(&vm, Duration::from_secs(5)),
+        Some(Exit::Exited(0))
+    );
+    let phases = vm.phases();
+    assert!(phases.iter().any(|p| p.0 == "first exit"), "{phases:?}");
+}
+
+#[test]
+fn timers_idle_until_their_deadline() {
+    if !kvm() {
+        return;
+    }
+    let (cfg, _) = config(8, false);
+    let vm = Vm::create(&cfg, &mut |_| {}).unwrap();
+    let (st, msg) = call(
+        &vm,
+        op::INSTALL,
+        "",
+        "TimedSource(INTERVAL 0.01) -> c::Counter -> Discard;",
+        Duration::from_secs(5),
+    )
+    .unwrap();
+    assert_eq!(st, status::OK, "{msg}");
+    std::thread::sleep(Duration::from_millis(300));
+    let (_, n) = call(&vm, op::READ, "c.count", "", Duration::from_secs(5)).unwrap();
+    let n: u64 = n.trim().parse().unwrap();
+    // 30 expected; wide bounds for a loaded machine.
+    assert!((10..=40).contains(&n), "count {n}");
+    // The guest idles between packets.
+    assert!(wait_state(&vm, state::IDLE, Duration::from_secs(2)));
+}
+
+#[test]
+fn panic_and_oom_are_reported() {
+    if !kvm() {
+        return;
+    }
+    for (fault, want) in [
+        ("panic", "injected fault: panic"),
+        ("oom", "memory allocation of"),
+    ] {
+        let (cfg, _) = config(9, true);
+        let vm = Vm::create(&cfg, &mut |_| {}).unwrap();
+        let _ = call(&vm, op::FAULT, "", fault, Duration::from_secs(5));
+        match wait_exit(&vm, Duration::from_secs(10)) {
+            Some(Exit::Panicked(m)) => assert!(m.contains(want), "{fault}: {m}"),
+            other => panic!("{fault}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn kill_stops_a_spinning_guest() {
+    if !kvm() {
+        return;
+    }
+    let (cfg, _) = config(10, true);
+    let vm = Vm::create(&cfg, &mut |_| {}).unwrap();
+    let (st, _) = call(&vm, op::FAULT, "", "spin", Duration::from_secs(5)).unwrap();
+    assert_eq!(st, status::OK);
+    std::thread::sleep(Duration::from_millis(50));
+    assert_eq!(vm.exit(), None);
+    let t0 = Instant::now();
+    vm.kill("test");
+    assert!(t0.elapsed() < Duration::from_secs(1), "{:?}", t0.elapsed());
+    assert_eq!(vm.exit(), Some(Exit::Killed("test".into())));
+    vm.kill("again");
+    assert_eq!(vm.exit(), Some(Exit::Killed("test".into())));
+}
+
+// Raw code at IMAGE_GPA (0x100000).
+#[test]
+fn faults_are_reported_with_rip_and_cr2() {
+    if !kvm() {
+        return;
+    }
+    let (cfg, _) = config(11, false);
+    // ud2
+    let vm = Vm::create_raw(&cfg, &[0x0f, 0x0b]).unwrap();
+    vm.join();
+    let e = format!("{:?}", vm.exit());
+    assert!(e.contains("Crashed") && e.contains("RIP=0x100000"), "{e}");
+    // mov byte [0x4000], 1: an unmapped page
+    let vm = Vm::create_raw(&cfg, &[0xc6, 0x04, 0x25, 0x00, 0x40, 0x00, 0x00, 0x01]).unwrap();
+    vm.join();
+    let e = format!("{:?}", vm.exit());
+    assert!(e.contains("CR2=0x4000"), "{e}");
+    // mov byte [0x100000], 1: write to read-only text
+    let vm = Vm::create_raw(&cfg, &[0xc6, 0x04, 0x25, 0x00, 0x00, 0x10, 0x00, 0x01]).unwrap();
+    vm.join();
+    let e = format!("{:?}", vm.exit());
+    assert!(e.contains("CR2=0x100000"), "{e}");
+    // A stack overflow: push in a loop.
+    let vm = Vm::create_raw(&cfg, &[0x50, 0xeb, 0xfd]).unwrap();
+    vm.join();
+    let e = format!("{:?}", vm.exit());
+    assert!(e.contains("stack overflow"), "{e}");
+}
+
+#[test]
+fn bad_hypercalls_crash_the_instance() {
+    if !kvm() {
+        return;
+    }
+    let (cfg, _) = config(12, false);
+    let cases: &[(&[u8], &str)] = &[
+        // mov dx,0x506; out dx,eax  (not allowed by the I/O bitmap: a fault)
+        (&[0x66, 0xba, 0x06, 0x05, 0xef], "triple fault"),
+        // mov dx,0x500; mov eax,5000; out dx,eax  (console length too big)
+        (
+            &[0x66, 0xba, 0x00, 0x05, 0xb8, 0x88, 0x13, 0, 0, 0xef],
+            "console length 5000",
+        ),
+        // mov dx,0x504; out dx,al  (wrong size)
+        (&[0x66, 0xba, 0x04, 0x05, 0xee], "1-byte write"),
+        // mov dx,0x502; mov eax,3; out dx,eax  (kick of a missing vNIC)
+        (
+            &[0x66, 0xba, 0x02, 0x05, 0xb8, 3, 0, 0, 0, 0xef],
+            "unknown vNIC 3",
+        ),
+        // in eax,dx from 0x501
+        (&[0x66, 0xba, 0x01, 0x05, 0xed], "read from port 0x501"),
+    ];
+    for (code, want) in cases {
+        let vm = Vm::create_raw(&cfg, code).unwrap();
+        vm.join();
+        let e = format!("{:?}", vm.exit());
+        assert!(e.contains("Crashed") && e.contains(want), "{want}: {e}");
+    }
+}
+
+#[test]
+fn many_vms_at_once() {
+    if !kvm() {
+        return;
+    }
+    let n = 32;
+    let vms: Vec<Vm> = (0..n)
+        .map(|i| Vm::create(&config(100 + i, false).0, &mut |_| {}).unwrap())
+        .collect();
+    for vm in &vms {
+        assert!(
+            wait_state(vm, state::EMPTY, Duration::from_secs(10)),
+            "{:?}",
+            vm.exit()
+        );
+    }
+    for vm in &vms {
+        let (st, msg) = call(
+            vm,
+            op::INSTALL,
+            "",
+            "Idle -> Discard;",
+            Duration::from_secs(10),
+        )
+        .unwrap();
+        assert_eq!(st, status::OK, "{msg}");
+    }
+    for vm in &vms {
+        call(vm, op::STOP, "", "", Duration::from_secs(10)).unwrap();
+    }
+    for vm in &vms {
+        assert_eq!(
+            wait_exit(vm, Duration::from_secs(10)),
+            Some(Exit::Exited(0))
+        );
+    }
+}
