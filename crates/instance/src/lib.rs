@@ -13,6 +13,7 @@ pub mod platform;
 pub mod process;
 pub mod sys;
 pub mod thread;
+pub mod vm;
 mod vmshim;
 mod watchdog;
 
