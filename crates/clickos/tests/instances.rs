@@ -539,20 +539,29 @@ fn idle_instances_cost_no_cpu() {
         let insts: Vec<Instance> = (0..n)
             .map(|_| create(level, "Idle -> c :: Counter -> Discard"))
             .collect();
-        let ids: std::collections::HashSet<String> = insts
-            .iter()
-            .map(|i| format!("clickos-{}", i.id()))
-            .collect();
-        let stats: Vec<String> = match level {
-            Isolation::None => threads_named("clickos-")
-                .into_iter()
-                .filter(|p| {
-                    let comm =
-                        std::fs::read_to_string(p.replace("schedstat", "comm")).unwrap_or_default();
-                    ids.contains(comm.trim())
-                })
-                .collect(),
-            _ => insts
+        // Where each instance runs: a thread `clickos-ID` (none), a vCPU
+        // thread `vcpu-ID` (vm), or a child process (process).
+        let thread_prefix = match level {
+            Isolation::None => Some("clickos-"),
+            Isolation::Vm => Some("vcpu-"),
+            Isolation::Process => None,
+        };
+        let stats: Vec<String> = match thread_prefix {
+            Some(prefix) => {
+                let ids: std::collections::HashSet<String> = insts
+                    .iter()
+                    .map(|i| format!("{prefix}{}", i.id()))
+                    .collect();
+                threads_named(prefix)
+                    .into_iter()
+                    .filter(|p| {
+                        let comm = std::fs::read_to_string(p.replace("schedstat", "comm"))
+                            .unwrap_or_default();
+                        ids.contains(comm.trim())
+                    })
+                    .collect()
+            }
+            None => insts
                 .iter()
                 .filter_map(|i| child_pid(i.id()))
                 .map(|pid| format!("/proc/{pid}/schedstat"))
