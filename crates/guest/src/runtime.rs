@@ -58,7 +58,10 @@ impl<P: Platform> Clock for PClock<P> {
 struct PConsole<P>(P);
 impl<P: Platform> Console for PConsole<P> {
     fn error_line(&self, line: &str) {
-        self.0.console(line);
+        let mut l = String::with_capacity(line.len() + 1);
+        l.push_str(line);
+        l.push('\n');
+        self.0.console(&l);
     }
     fn stdout(&self, text: &str) {
         self.0.console(text);

@@ -83,7 +83,7 @@ impl VnicTable {
 
     fn broke(&self, k: usize, e: RingError) {
         if !self.ports[k].broken.replace(true) {
-            (self.console)(&format!("vNIC {k}: {e}; vNIC disabled"));
+            (self.console)(&format!("vNIC {k}: {e}; vNIC disabled\n"));
         }
     }
 
