@@ -47,7 +47,7 @@ unsafe extern "C" fn guest_main(boot: *const BootInfo) -> ! {
     if bi.tsc_khz == 0 {
         panic!("boot information: TSC frequency unknown");
     }
-    if bi.control_base == 0 || bi.control_base % (2 << 20) != 0 {
+    if bi.control_base == 0 || !bi.control_base.is_multiple_of(2 << 20) {
         panic!(
             "boot information: bad control region alias {:#x}",
             bi.control_base

@@ -106,7 +106,7 @@ pub unsafe fn init(start: usize, size: usize) {
     while p < h.npages {
         let addr = h.base + p * PAGE;
         let mut k = 0;
-        while k < MAX_ORDER && addr % (PAGE << (k + 1)) == 0 && p + (1 << (k + 1)) <= h.npages {
+        while k < MAX_ORDER && addr.is_multiple_of(PAGE << (k + 1)) && p + (1 << (k + 1)) <= h.npages {
             k += 1;
         }
         // SAFETY: p is a valid page index heading a block of 2^k pages.
@@ -204,7 +204,7 @@ fn class(l: Layout) -> Option<usize> {
     // Classes that are not powers of two only guarantee 16-byte alignment;
     // a larger alignment uses the power-of-two class covering it (blocks
     // of a power-of-two class are aligned to their size within a page).
-    if l.align() > 16 && CLASSES[c] as usize % l.align() != 0 {
+    if l.align() > 16 && !(CLASSES[c] as usize).is_multiple_of(l.align()) {
         return Some(CLASS_OF[size.next_power_of_two() / 16] as usize);
     }
     Some(c)

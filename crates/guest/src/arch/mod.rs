@@ -9,5 +9,6 @@
 mod entry;
 mod heap;
 mod hypercall;
+mod mem;
 mod panic;
 mod platform;
