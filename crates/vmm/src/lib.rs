@@ -426,6 +426,14 @@ impl Vm {
         self.shared.killed.store(true, Ordering::Release);
         let _ = self.shared.wake.write(1);
         let mut rs = self.shared.run.lock().unwrap();
+        // SAFETY: pthread_self has no preconditions.
+        if rs.running && rs.thread == unsafe { libc::pthread_self() } {
+            // Called on the vCPU thread itself (from the console sink): it
+            // leaves KVM_RUN when the sink returns.
+            // SAFETY: we are the thread that owns the kvm_run mapping.
+            unsafe { std::ptr::write_volatile(rs.immediate_exit, 1) };
+            return;
+        }
         while rs.running {
             // SAFETY: while `running`, the vCPU thread owns the kvm_run
             // mapping and clears `running` (under this lock) before
