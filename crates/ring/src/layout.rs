@@ -6,8 +6,8 @@
 //! | `0x0000_1000` | 4 KiB | [`BootInfo`] |
 //! | `0x0000_2000` | 4 KiB | control [`Mailbox`](crate::Mailbox) |
 //! | `0x0000_3000` | 4 KiB | console / panic staging buffer |
-//! | `0x0000_7000` | 4 KiB | GDT + TSS (supervisor only) |
-//! | `0x0000_8000` | 16 KiB | page tables (supervisor only) |
+//! | `0x0000_7000` | 4 KiB | GDT + TSS with the I/O permission bitmap (supervisor only) |
+//! | `0x0000_8000` | ≤ 32 KiB | page tables (supervisor only) |
 //! | `0x0001_0000` | 960 KiB | data area: configuration text, handler payloads |
 //! | `0x0010_0000` | image | guest ELF |
 //! | after image | heap | heap, then the stack (guard page below) |
@@ -28,8 +28,9 @@ pub const MAILBOX_OFF: u64 = 0x2000;
 pub const CONSOLE_OFF: u64 = 0x3000;
 pub const CONSOLE_SIZE: usize = 4096;
 pub const GDT_GPA: u64 = 0x7000;
+/// Page tables start here; the VMM may use up to 0x8000..0x1_0000 (8 pages).
 pub const PAGE_TABLE_GPA: u64 = 0x8000;
-pub const PAGE_TABLE_SIZE: u64 = 0x4000;
+pub const PAGE_TABLE_SIZE: u64 = 0x8000;
 /// Configuration text and handler payloads (both directions).
 pub const DATA_OFF: u64 = 0x1_0000;
 pub const DATA_SIZE: usize = 0xF_0000;
@@ -52,7 +53,8 @@ pub const FLAG_FAULT_INJECTION: u32 = 1;
 pub mod port {
     /// eax = byte count in the console buffer.
     pub const CONSOLE: u16 = 0x500;
-    /// eax = 0; deadline (TSC) in `Mailbox::idle_deadline_tsc`, 0 = none.
+    /// eax = 0; deadline (wall-clock ns since the Unix epoch) in
+    /// `Mailbox::idle_deadline`, 0 = none.
     pub const IDLE: u16 = 0x501;
     /// eax = vNIC index (in-kernel ioeventfd).
     pub const KICK: u16 = 0x502;
@@ -94,7 +96,10 @@ pub struct BootInfo {
     pub magic: u64,
     pub abi_version: u32,
     pub instance_id: u32,
-    /// Base address of the control region (0 in a VM).
+    /// Where the instance reaches its control region. In a VM the region
+    /// sits at GPA 0, and the VMM also maps it at a non-null alias
+    /// (`clickos_vmm::CONTROL_ALIAS`) so that the runtime never offsets a
+    /// null pointer; this field holds the alias.
     pub control_base: u64,
     /// Guest RAM size in bytes (VM), or the memory limit (process).
     pub mem_size: u64,

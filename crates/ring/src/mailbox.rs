@@ -94,10 +94,11 @@ pub struct Mailbox {
     pub state: AtomicU32,
     /// Scheduler loop passes while not idle (the watchdog's heartbeat).
     pub heartbeat: AtomicU64,
-    /// Deadline for IDLE, in TSC ticks (VM) or ns since the epoch (other
-    /// levels); 0 = none.
+    /// Deadline for IDLE, in wall-clock ns since the Unix epoch (at every
+    /// level); 0 = none.
     pub idle_deadline: AtomicU64,
-    /// The router's first task has run (TSC / clock value), 0 = not yet.
+    /// When the first scheduler pass after an install ran (the instance's
+    /// clock, ns since the epoch); 0 = not yet.
     pub first_run: AtomicU64,
     /// Number of configurations installed.
     pub generation: AtomicU32,
