@@ -218,7 +218,11 @@ impl<P: Platform> Runtime<'_, P> {
         let req = match Request::take(self.mb) {
             Ok(r) => r,
             Err(r) => {
-                self.reply(r.seq, status::BAD_REQUEST, "request name or payload too long");
+                self.reply(
+                    r.seq,
+                    status::BAD_REQUEST,
+                    "request name or payload too long",
+                );
                 return Served::Continue;
             }
         };
@@ -307,7 +311,9 @@ impl<P: Platform> Runtime<'_, P> {
         // SAFETY: bytes.len() <= DATA_SIZE, the size of the data area.
         unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), self.data, bytes.len()) };
         self.mb.status.store(code, Ordering::Relaxed);
-        self.mb.resp_len.store(bytes.len() as u32, Ordering::Relaxed);
+        self.mb
+            .resp_len
+            .store(bytes.len() as u32, Ordering::Relaxed);
         self.mb.resp_seq.store(seq, Ordering::Release);
         self.last_served = seq;
         fence(Ordering::SeqCst);
@@ -448,7 +454,9 @@ impl<P: Platform> Runtime<'_, P> {
             other => self.reply(
                 seq,
                 status::BAD_REQUEST,
-                &format!("unknown fault '{other}' (panic, spin, oom, scribble-mailbox, scribble-rings)"),
+                &format!(
+                    "unknown fault '{other}' (panic, spin, oom, scribble-mailbox, scribble-rings)"
+                ),
             ),
         }
     }

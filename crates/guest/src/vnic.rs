@@ -201,10 +201,26 @@ Keyword arguments:\n\n\
 - `ACTIVE` (boolean): whether to receive. Default true.",
     ports: "no inputs; one push output",
     handlers: &[
-        HandlerDoc { name: "count", mode: HandlerMode::Read, text: "Frames received." },
-        HandlerDoc { name: "drops", mode: HandlerMode::Read, text: "Malformed ring slots dropped." },
-        HandlerDoc { name: "active", mode: HandlerMode::ReadWrite, text: "Whether the element receives." },
-        HandlerDoc { name: "reset_counts", mode: HandlerMode::Write, text: "Resets `count`." },
+        HandlerDoc {
+            name: "count",
+            mode: HandlerMode::Read,
+            text: "Frames received.",
+        },
+        HandlerDoc {
+            name: "drops",
+            mode: HandlerMode::Read,
+            text: "Malformed ring slots dropped.",
+        },
+        HandlerDoc {
+            name: "active",
+            mode: HandlerMode::ReadWrite,
+            text: "Whether the element receives.",
+        },
+        HandlerDoc {
+            name: "reset_counts",
+            mode: HandlerMode::Write,
+            text: "Resets `count`.",
+        },
     ],
     live_reconfigure: false,
     order_sensitive: false,
@@ -350,9 +366,21 @@ Keyword arguments:\n\n\
 - `BURST` (unsigned): packets pulled per task run in pull context. Default 32.",
     ports: "one input (push or pull); no outputs",
     handlers: &[
-        HandlerDoc { name: "count", mode: HandlerMode::Read, text: "Frames sent." },
-        HandlerDoc { name: "drops", mode: HandlerMode::Read, text: "Frames dropped (ring full, too long, or vNIC disabled)." },
-        HandlerDoc { name: "reset_counts", mode: HandlerMode::Write, text: "Resets `count` and `drops`." },
+        HandlerDoc {
+            name: "count",
+            mode: HandlerMode::Read,
+            text: "Frames sent.",
+        },
+        HandlerDoc {
+            name: "drops",
+            mode: HandlerMode::Read,
+            text: "Frames dropped (ring full, too long, or vNIC disabled).",
+        },
+        HandlerDoc {
+            name: "reset_counts",
+            mode: HandlerMode::Write,
+            text: "Resets `count` and `drops`.",
+        },
     ],
     live_reconfigure: false,
     order_sensitive: false,

@@ -436,9 +436,8 @@ mod tests {
         p.flush();
         // Scribble over the slot: impossible buffer index, then length.
         // SAFETY: slot 0 follows the header.
-        let slot = unsafe {
-            &*(base.add(info.rx_off as usize + HEADER_BYTES as usize) as *const Slot)
-        };
+        let slot =
+            unsafe { &*(base.add(info.rx_off as usize + HEADER_BYTES as usize) as *const Slot) };
         slot.buf_idx.store(u32::MAX, Ordering::Relaxed);
         assert!(matches!(c.pop(|_| ()), Err(RingError::Corrupt(_))));
         let (mut mem2, info2) = region(64);
@@ -454,9 +453,8 @@ mod tests {
         p2.push(b"hello").unwrap();
         p2.flush();
         // SAFETY: as above.
-        let slot2 = unsafe {
-            &*(base2.add(info2.rx_off as usize + HEADER_BYTES as usize) as *const Slot)
-        };
+        let slot2 =
+            unsafe { &*(base2.add(info2.rx_off as usize + HEADER_BYTES as usize) as *const Slot) };
         slot2.len_flags.store(60000, Ordering::Relaxed);
         let mut called = false;
         assert_eq!(c2.pop(|_| called = true), Ok(true));

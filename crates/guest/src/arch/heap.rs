@@ -106,7 +106,10 @@ pub unsafe fn init(start: usize, size: usize) {
     while p < h.npages {
         let addr = h.base + p * PAGE;
         let mut k = 0;
-        while k < MAX_ORDER && addr.is_multiple_of(PAGE << (k + 1)) && p + (1 << (k + 1)) <= h.npages {
+        while k < MAX_ORDER
+            && addr.is_multiple_of(PAGE << (k + 1))
+            && p + (1 << (k + 1)) <= h.npages
+        {
             k += 1;
         }
         // SAFETY: p is a valid page index heading a block of 2^k pages.
