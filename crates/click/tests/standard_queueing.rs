@@ -717,3 +717,30 @@ fn suppressor_in_pull_context() {
     r.run();
     assert_eq!(ids(&collected_data("out")), vec![1, 2]);
 }
+
+// ---- odd packet sizes ----------------------------------------------------
+
+#[test]
+fn odd_packet_sizes_pass_without_panic() {
+    let r = router(
+        "Idle -> rs :: RandomSwitch; \
+         rs[0] -> bs :: BandwidthRatedSplitter(100Mbps) -> red :: RED(1, 2, 0.5) -> q :: FrontDropQueue(4) \
+           -> BandwidthShaper(1Mbps) -> ds :: DelayShaper(1ms) -> bu :: BandwidthRatedUnqueue(1Mbps) -> c :: Counter -> Discard; \
+         bs[1] -> Discard; red[1] -> Discard; \
+         rs[1] -> s :: Suppressor -> Discard;",
+    );
+    let t0 = r.clock.now();
+    for (i, len) in [0usize, 1, 2, 60, 1514, 9000, 65_000]
+        .iter()
+        .cycle()
+        .take(70)
+        .enumerate()
+    {
+        r.clock.set(t0.add_nsec(i as i64 * 10 * MS));
+        let p = r.router.pool().make(DEFAULT_HEADROOM, &vec![0xa5; *len], 0);
+        r.router.inject("rs", 0, p).unwrap();
+        r.router.run_pass();
+    }
+    run_until(&r, t0.add_nsec(60 * SEC));
+    assert!(count(&r, "c.count") > 0);
+}
