@@ -13,6 +13,8 @@ pub mod dropbroadcasts;
 pub mod fixipsrc;
 pub mod getipaddress;
 pub mod ipencap;
+pub mod ipfragmenter;
+pub mod ipreassembler;
 pub mod iproutetable;
 pub(crate) mod iputil;
 pub mod markipheader;
@@ -45,4 +47,6 @@ pub static SPECS: &[&ClassSpec] = &[
     &fixipsrc::SPEC,
     &ipencap::SPEC,
     &udpipencap::SPEC,
+    &ipfragmenter::SPEC,
+    &ipreassembler::SPEC,
 ];
