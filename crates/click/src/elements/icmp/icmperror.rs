@@ -1,6 +1,5 @@
 //! ICMPError: generates ICMP error packets.
 
-use crate::packet::{FIX_IP_SRC_ANNO_OFFSET, ICMP_PARAMPROB_ANNO_OFFSET};
 use crate::prelude::*;
 use alloc::format;
 use click_lang::args::{parse_i64, parse_ipv4, split_words, RawString};
@@ -194,7 +193,7 @@ impl ICMPError {
         if u16::from_be_bytes([hdr[6], hdr[7]]) & 0x1fff != 0 {
             return None;
         }
-        let pointer = p.anno().u8_at(ICMP_PARAMPROB_ANNO_OFFSET);
+        let pointer = p.anno().icmp_paramprob();
         let mut sr = source_route(hdr);
         if let Some(o) = sr {
             if self.ty == icmp_type::REDIRECT {
@@ -277,7 +276,7 @@ impl ICMPError {
         q.set_network_header(0, nhl);
         q.anno_mut().set_dst_ip(Ipv4Addr::from(src));
         if self.use_fix_anno {
-            q.anno_mut().set_u8_at(FIX_IP_SRC_ANNO_OFFSET, 1);
+            q.anno_mut().set_fix_ip_src(true);
         }
         q.set_timestamp(cx.now());
         Some(q)
