@@ -43,6 +43,7 @@ pub static SPECS: &[&ClassSpec] = &[
     &paint::SPEC,
     &paint::PAINTSWITCH_SPEC,
     &paint::CHECKPAINT_SPEC,
+    &paint::PAINTTEE_SPEC,
     &print::SPEC,
     &priosched::SPEC,
     &queue::SPEC,
