@@ -184,6 +184,24 @@ pub trait Element: Any {
         None
     }
 
+    /// Click's `Storage` capability: elements that hold packets for later
+    /// (Queue, FrontDropQueue, ...) report how many they hold. RED finds
+    /// the nearest such elements with [`Ctx::nearby_storage`] and watches
+    /// their length.
+    ///
+    /// [`Ctx::nearby_storage`]: crate::router::Ctx::nearby_storage
+    fn queue_len(&self) -> Option<usize> {
+        None
+    }
+
+    /// Handlers whose names depend on the instance (Suppressor's
+    /// `active0`, `active1`, ...), listed by the `handlers` handler after
+    /// the class's documented ones. Reads and writes of these names go to
+    /// `read_handler`/`write_handler` like any other.
+    fn instance_handlers(&self) -> Vec<(String, HandlerMode)> {
+        Vec::new()
+    }
+
     /// Called when the router stops (flush files, report).
     fn cleanup(&mut self, _cx: &Ctx) {}
 

@@ -26,9 +26,14 @@ pub const ANNO_SIZE: usize = 48;
 pub const DST_IP_ANNO_OFFSET: usize = 0;
 /// Offset of the paint annotation (1 byte).
 pub const PAINT_ANNO_OFFSET: usize = 16;
-/// Offset of the ICMP parameter-problem annotation (1 byte).
+/// Offset of the ICMP parameter-problem annotation (1 byte): Click's
+/// `ICMP_PARAMPROB_ANNO`, the byte offset from the start of the IP header
+/// of the erroneous byte. Set by IPGWOptions before it emits a packet on its
+/// error output; ICMPError(..., parameterproblem) uses it as the pointer.
 pub const ICMP_PARAMPROB_ANNO_OFFSET: usize = 17;
-/// Offset of the fix-IP-source annotation (1 byte).
+/// Offset of the fix-IP-source annotation (1 byte): Click's
+/// `FIX_IP_SRC_ANNO`. Nonzero asks FixIPSrc to rewrite the IP source
+/// address (ICMPError sets it); FixIPSrc clears it.
 pub const FIX_IP_SRC_ANNO_OFFSET: usize = 19;
 /// Offset of the VLAN TCI annotation (2 bytes, network order).
 pub const VLAN_TCI_ANNO_OFFSET: usize = 22;
@@ -129,6 +134,24 @@ impl Anno {
     pub fn set_vlan_tci(&mut self, v: u16) {
         self.bytes[VLAN_TCI_ANNO_OFFSET..VLAN_TCI_ANNO_OFFSET + 2]
             .copy_from_slice(&v.to_be_bytes());
+    }
+    /// Click's `ICMP_PARAMPROB_ANNO`.
+    #[inline]
+    pub fn icmp_paramprob(&self) -> u8 {
+        self.bytes[ICMP_PARAMPROB_ANNO_OFFSET]
+    }
+    #[inline]
+    pub fn set_icmp_paramprob(&mut self, v: u8) {
+        self.bytes[ICMP_PARAMPROB_ANNO_OFFSET] = v;
+    }
+    /// Click's `FIX_IP_SRC_ANNO`.
+    #[inline]
+    pub fn fix_ip_src(&self) -> bool {
+        self.bytes[FIX_IP_SRC_ANNO_OFFSET] != 0
+    }
+    #[inline]
+    pub fn set_fix_ip_src(&mut self, on: bool) {
+        self.bytes[FIX_IP_SRC_ANNO_OFFSET] = u8::from(on);
     }
     #[inline]
     pub fn u8_at(&self, off: usize) -> u8 {

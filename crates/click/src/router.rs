@@ -923,6 +923,9 @@ impl Core {
         for h in s.spec.handlers {
             v.push((h.name.to_string(), h.mode));
         }
+        if let Some(extra) = self.with_elem(i, |e, _| e.instance_handlers()) {
+            v.extend(extra);
+        }
         v
     }
 
@@ -1272,6 +1275,16 @@ impl<'a> Ctx<'a> {
     /// Finds the notifiers upstream of pull input `port` and registers this
     /// element's task to be woken when any of them becomes active.
     pub fn upstream_signal(&self, port: usize) -> UpstreamSignal {
+        self.find_upstream_signal(port, true)
+    }
+    /// Like [`Ctx::upstream_signal`], but without registering this element
+    /// as a listener: for pull elements without a task (PrioSched) that only
+    /// look at the signals to skip empty inputs, while the puller downstream
+    /// is the one that sleeps and wakes.
+    pub fn upstream_signal_passive(&self, port: usize) -> UpstreamSignal {
+        self.find_upstream_signal(port, false)
+    }
+    fn find_upstream_signal(&self, port: usize, listen: bool) -> UpstreamSignal {
         let mut found = Vec::new();
         let mut seen = vec![false; self.core.slots.len()];
         let mut always = false;
@@ -1304,6 +1317,9 @@ impl<'a> Ctx<'a> {
         if always || found.is_empty() {
             return UpstreamSignal::AlwaysActive;
         }
+        if !listen {
+            return UpstreamSignal::Signals(found);
+        }
         let mut sigs = self.core.signals.borrow_mut();
         for id in &found {
             if let Some(s) = sigs.get_mut(id.0 as usize) {
@@ -1313,6 +1329,63 @@ impl<'a> Ctx<'a> {
             }
         }
         UpstreamSignal::Signals(found)
+    }
+
+    /// Click's flow-based router context for `Storage` elements (as RED
+    /// uses it): starting at this element's output `port` (`downstream`)
+    /// or input `port` (upstream), walks the connections and returns the
+    /// nearest elements whose [`Element::queue_len`] answers, not looking
+    /// past them. Other elements are crossed from every input to every
+    /// output (or back). Element indices, in the order found.
+    pub fn nearby_storage(&self, port: usize, downstream: bool) -> Vec<usize> {
+        let conns = &self.core.connections;
+        let mut seen = vec![false; self.core.slots.len()];
+        let mut found = Vec::new();
+        let mut stack: Vec<usize> = Vec::new();
+        let step = |e: usize, p: Option<usize>, stack: &mut Vec<usize>| {
+            for &(f, fp, t, tp) in conns.iter().rev() {
+                if downstream && f == e && p.is_none_or(|p| p == fp) {
+                    stack.push(t);
+                } else if !downstream && t == e && p.is_none_or(|p| p == tp) {
+                    stack.push(f);
+                }
+            }
+        };
+        step(self.me, Some(port), &mut stack);
+        while let Some(u) = stack.pop() {
+            if seen[u] {
+                continue;
+            }
+            seen[u] = true;
+            if self.storage_len(u).is_some() {
+                found.push(u);
+                continue;
+            }
+            step(u, None, &mut stack);
+        }
+        found
+    }
+    /// The length element `elem` reports through [`Element::queue_len`]
+    /// (`None` if it is not a Storage element, or is busy right now).
+    pub fn storage_len(&self, elem: usize) -> Option<usize> {
+        if elem >= self.core.slots.len() {
+            return None;
+        }
+        self.core.with_elem(elem, |e, _| e.queue_len()).flatten()
+    }
+    /// Finds an element by name, relative to this element's compound as
+    /// Click's `Router::find(name, context)` does.
+    pub fn find_element(&self, name: &str) -> Option<usize> {
+        let r = self.resolve(&format!("{}.x", name));
+        self.core.names.get(&r[..r.len() - 2]).copied()
+    }
+    /// The name of element `elem`.
+    pub fn element_name(&self, elem: usize) -> &'a str {
+        self.core
+            .slots
+            .get(elem)
+            .map(|s| s.name.as_str())
+            .unwrap_or("")
     }
 
     /// Click's `please_stop_driver`: one stop request. With a driver

@@ -320,6 +320,11 @@ fn read_handlers(inst: &Instance, specs: &[String]) -> (String, Vec<String>) {
                     out.push('\n');
                 }
             }
+            // Click's wording for the common cases.
+            Err(HandlerError::NoElement(_)) | Err(HandlerError::NoHandler(_)) => {
+                errs.push(format!("no '{full}' handler"))
+            }
+            Err(HandlerError::Permission(_)) => errs.push(format!("'{full}' is a write handler")),
             Err(e) => errs.push(format!("{full}: {e}")),
         };
     for spec in specs {

@@ -4,8 +4,10 @@
 use crate::element::ClassSpec;
 use alloc::vec::Vec;
 
+pub mod arp;
 pub mod classify;
 pub mod ethernet;
+pub mod icmp;
 pub mod ip;
 pub mod standard;
 
@@ -16,5 +18,7 @@ pub fn all() -> Vec<&'static ClassSpec> {
     v.extend_from_slice(ip::SPECS);
     v.extend_from_slice(ethernet::SPECS);
     v.extend_from_slice(classify::SPECS);
+    v.extend_from_slice(arp::SPECS);
+    v.extend_from_slice(icmp::SPECS);
     v
 }

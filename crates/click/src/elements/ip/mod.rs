@@ -1,13 +1,29 @@
-//! Click's `ip` group: IP header checking and marking, route lookup, TTL.
+//! Click's `ip` group: IP header checking and marking, route lookup, TTL,
+//! encapsulation, checksums, fragmentation and reassembly, IP options and
+//! printing. (Some classes here belong to Click's `tcpudp` and `standard`
+//! groups; their specs say so.)
 
 use crate::element::ClassSpec;
 
 pub mod checkipheader;
+pub mod checklength;
+pub mod checkudpheader;
 pub mod decipttl;
+pub mod dropbroadcasts;
+pub mod fixipsrc;
 pub mod getipaddress;
+pub mod ipencap;
+pub mod ipfragmenter;
+pub mod ipreassembler;
 pub mod iproutetable;
+pub(crate) mod iputil;
 pub mod markipheader;
+pub mod setipaddress;
+pub mod setipchecksum;
+pub mod settcpchecksum;
+pub mod setudpchecksum;
 pub mod stripipheader;
+pub mod udpipencap;
 
 pub static SPECS: &[&ClassSpec] = &[
     &checkipheader::SPEC,
@@ -20,4 +36,17 @@ pub static SPECS: &[&ClassSpec] = &[
     &iproutetable::DIRECT_SPEC,
     &iproutetable::LINEAR_SPEC,
     &iproutetable::STATIC_SPEC,
+    &setipchecksum::SPEC,
+    &setudpchecksum::SPEC,
+    &settcpchecksum::SPEC,
+    &checkudpheader::UDP_SPEC,
+    &checkudpheader::TCP_SPEC,
+    &checklength::SPEC,
+    &setipaddress::SPEC,
+    &dropbroadcasts::SPEC,
+    &fixipsrc::SPEC,
+    &ipencap::SPEC,
+    &udpipencap::SPEC,
+    &ipfragmenter::SPEC,
+    &ipreassembler::SPEC,
 ];

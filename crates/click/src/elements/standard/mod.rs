@@ -1,21 +1,29 @@
 //! Click's `standard` group: sources, sinks, counters, queues, switches,
-//! printing and scripting.
+//! printing and scripting, queueing, scheduling and shaping.
 
 use crate::element::ClassSpec;
 
 pub mod averagecounter;
 pub mod counter;
+pub mod delayshaper;
 pub mod discard;
 pub mod idle;
 pub mod infinitesource;
 pub mod null;
 pub mod paint;
 pub mod print;
+pub mod priosched;
 pub mod queue;
+pub mod randomswitch;
 pub mod ratedsource;
+pub mod ratedsplitter;
+pub mod ratedunqueue;
+pub mod red;
 pub mod rrsched;
 pub mod script;
+pub mod shaper;
 pub mod strip;
+pub mod suppressor;
 pub mod switch;
 pub mod tee;
 pub mod timedsource;
@@ -25,6 +33,7 @@ pub mod util;
 pub static SPECS: &[&ClassSpec] = &[
     &averagecounter::SPEC,
     &counter::SPEC,
+    &delayshaper::SPEC,
     &discard::SPEC,
     &idle::SPEC,
     &infinitesource::SPEC,
@@ -34,15 +43,27 @@ pub static SPECS: &[&ClassSpec] = &[
     &paint::SPEC,
     &paint::PAINTSWITCH_SPEC,
     &paint::CHECKPAINT_SPEC,
+    &paint::PAINTTEE_SPEC,
     &print::SPEC,
+    &priosched::SPEC,
     &queue::SPEC,
     &queue::SIMPLEQUEUE_SPEC,
+    &queue::FRONTDROPQUEUE_SPEC,
+    &randomswitch::SPEC,
     &ratedsource::SPEC,
+    &ratedsplitter::SPEC,
+    &ratedsplitter::BANDWIDTHRATEDSPLITTER_SPEC,
+    &ratedunqueue::SPEC,
+    &ratedunqueue::BANDWIDTHRATEDUNQUEUE_SPEC,
+    &red::SPEC,
     &rrsched::SPEC,
     &script::SPEC,
     &script::DRIVERMANAGER_SPEC,
+    &shaper::SPEC,
+    &shaper::BANDWIDTHSHAPER_SPEC,
     &strip::SPEC,
     &strip::UNSTRIP_SPEC,
+    &suppressor::SPEC,
     &switch::SPEC,
     &switch::STATICSWITCH_SPEC,
     &switch::PULLSWITCH_SPEC,

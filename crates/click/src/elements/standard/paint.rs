@@ -1,4 +1,4 @@
-//! Paint, PaintSwitch, CheckPaint: the paint annotation.
+//! Paint, PaintSwitch, CheckPaint, PaintTee: the paint annotation.
 
 use super::util;
 use crate::packet::PAINT_ANNO_OFFSET;
@@ -195,6 +195,72 @@ impl Element for CheckPaint {
             cx.push(1, p);
             None
         }
+    }
+
+    fn read_handler(&mut self, name: &str, _cx: &Ctx) -> Option<HandlerResult<String>> {
+        (name == "color").then(|| Ok(self.color.to_string()))
+    }
+
+    fn write_handler(&mut self, name: &str, value: &str, _cx: &Ctx) -> Option<HandlerResult<()>> {
+        (name == "color").then(|| match util::parse_int(value) {
+            Some(c) if (0..=255).contains(&c) => {
+                self.color = c as u8;
+                Ok(())
+            }
+            _ => Err("expected integer between 0 and 255".into()),
+        })
+    }
+
+    crate::element_any!();
+}
+
+/// `PaintTee(COLOR [, ANNO])`: copies packets of one paint to output 1.
+#[derive(Default)]
+pub struct PaintTee {
+    color: u8,
+    anno: usize,
+}
+
+pub static PAINTTEE_SPEC: ClassSpec = ClassSpec {
+    name: "PaintTee",
+    port_count: "1/2",
+    processing: "a/ah",
+    group: "standard",
+    signature: "PaintTee(COLOR [, ANNO])",
+    summary: "Duplicates packets with given paint annotation.",
+    description: "Sends every packet through output 0. If the packet's paint annotation (or the \
+one-byte annotation at offset ANNO) equals COLOR, also sends a copy through output 1 (pushed \
+first, as in Click). Intended to produce ICMP redirects for packets that leave on the interface \
+they arrived on:\n\n\
+```\nFromDevice(eth7) -> Paint(7) -> ...\nrt[7] -> pt :: PaintTee(7) -> ... -> ToDevice(eth7)\n\
+pt[1] -> ICMPError(18.26.4.24, redirect, host) -> rt;\n```",
+    ports: "one input, two outputs (1: copies of packets with paint COLOR)",
+    handlers: &[HandlerDoc {
+        name: "color",
+        mode: HandlerMode::ReadWrite,
+        text: "The COLOR value.",
+    }],
+    live_reconfigure: false,
+    order_sensitive: false,
+    make: || Box::new(PaintTee::default()),
+};
+
+impl Element for PaintTee {
+    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = Args::new(config);
+        let color = a.read_mp::<u8>("COLOR")?;
+        let anno = read_anno(&mut a)?;
+        a.complete()?;
+        self.color = color;
+        self.anno = anno;
+        Ok(())
+    }
+
+    fn simple_action(&mut self, p: Packet, cx: &Ctx) -> Option<Packet> {
+        if p.anno().u8_at(self.anno) == self.color {
+            cx.push(1, p.clone_in(cx.pool()));
+        }
+        Some(p)
     }
 
     fn read_handler(&mut self, name: &str, _cx: &Ctx) -> Option<HandlerResult<String>> {

@@ -1,4 +1,4 @@
-//! Queue and SimpleQueue: store pushed packets for pullers.
+//! Queue, SimpleQueue and FrontDropQueue: store pushed packets for pullers.
 
 use super::util;
 use crate::prelude::*;
@@ -13,6 +13,8 @@ pub struct Queue {
     drops: u64,
     signal: Option<SignalId>,
     signal_on: bool,
+    /// FrontDropQueue: when full, drop the oldest packet, not the new one.
+    front_drop: bool,
 }
 
 impl Default for Queue {
@@ -24,6 +26,7 @@ impl Default for Queue {
             drops: 0,
             signal: None,
             signal_on: false,
+            front_drop: false,
         }
     }
 }
@@ -97,6 +100,33 @@ pub static SIMPLEQUEUE_SPEC: ClassSpec = ClassSpec {
     make: || Box::new(Queue::default()),
 };
 
+const FRONTDROP_DESCRIPTION: &str = "Stores incoming packets in a first-in-first-out queue. When \
+the queue already holds CAPACITY packets, drops the packet at its head (the oldest) to make room \
+for the incoming one, pushing it out output 1 when that exists; the first drop prints `NAME :: \
+CLASS: overflow`. Lowering the capacity at run time likewise keeps the newest packets. The queue \
+is an empty notifier: pullers downstream sleep while it is empty.\n\nKeyword arguments:\n\n\
+- `CAPACITY` (unsigned): maximum queue length. Default 1000.";
+
+pub static FRONTDROPQUEUE_SPEC: ClassSpec = ClassSpec {
+    name: "FrontDropQueue",
+    port_count: "1/1-2",
+    processing: "h/lh",
+    group: "standard",
+    signature: "FrontDropQueue([CAPACITY])",
+    summary: "Stores packets in a drop-from-front FIFO queue.",
+    description: FRONTDROP_DESCRIPTION,
+    ports: "one push input; one pull output and an optional push output for drops",
+    handlers: HANDLERS,
+    live_reconfigure: true,
+    order_sensitive: false,
+    make: || {
+        Box::new(Queue {
+            front_drop: true,
+            ..Queue::default()
+        })
+    },
+};
+
 impl Queue {
     /// Packets currently queued (for tests).
     pub fn len(&self) -> usize {
@@ -107,18 +137,53 @@ impl Queue {
         self.q.is_empty()
     }
 
+    /// Drops packets beyond the capacity: the newest for Queue, the
+    /// oldest for FrontDropQueue.
+    fn trim(&mut self) {
+        while self.q.len() > self.capacity {
+            if self.front_drop {
+                self.q.pop_front();
+            } else {
+                self.q.pop_back();
+            }
+            self.drops += 1;
+        }
+    }
+
+    fn overflow(&mut self, cx: &Ctx) {
+        if self.drops == 0 && self.capacity > 0 {
+            cx.error_line(&format!("{}: overflow", cx.declaration()));
+        }
+        self.drops += 1;
+    }
+
     #[inline]
     fn enqueue(&mut self, p: Packet, cx: &Ctx) {
+        if self.front_drop && self.q.len() >= self.capacity {
+            if self.capacity == 0 {
+                self.overflow(cx);
+                cx.push(1, p);
+                return;
+            }
+            while self.q.len() >= self.capacity {
+                self.overflow(cx);
+                if let Some(old) = self.q.pop_front() {
+                    cx.push(1, old);
+                }
+            }
+            self.q.push_back(p);
+            if self.q.len() > self.highwater {
+                self.highwater = self.q.len();
+            }
+            return;
+        }
         if self.q.len() < self.capacity {
             self.q.push_back(p);
             if self.q.len() > self.highwater {
                 self.highwater = self.q.len();
             }
         } else {
-            if self.drops == 0 && self.capacity > 0 {
-                cx.error_line(&format!("{}: overflow", cx.declaration()));
-            }
-            self.drops += 1;
+            self.overflow(cx);
             cx.push(1, p);
         }
     }
@@ -150,10 +215,7 @@ impl Element for Queue {
         let cap = a.read_p::<u32>("CAPACITY")?.unwrap_or(1000);
         a.complete()?;
         self.capacity = cap as usize;
-        while self.q.len() > self.capacity {
-            self.q.pop_back();
-            self.drops += 1;
-        }
+        self.trim();
         Ok(())
     }
 
@@ -190,6 +252,10 @@ impl Element for Queue {
         self.signal
     }
 
+    fn queue_len(&self) -> Option<usize> {
+        Some(self.q.len())
+    }
+
     fn read_handler(&mut self, name: &str, _cx: &Ctx) -> Option<HandlerResult<String>> {
         Some(Ok(match name {
             "length" => self.q.len().to_string(),
@@ -215,10 +281,7 @@ impl Element for Queue {
             "capacity" => match click_lang::args::parse_u64(&util::clean(value)) {
                 Ok(c) if c <= u64::from(u32::MAX) => {
                     self.capacity = c as usize;
-                    while self.q.len() > self.capacity {
-                        self.q.pop_back();
-                        self.drops += 1;
-                    }
+                    self.trim();
                     if self.q.is_empty() {
                         self.sleep(cx);
                     }

@@ -200,6 +200,18 @@ impl TokenBucket {
             false
         }
     }
+    /// Whether the bucket holds at least `n` tokens.
+    pub fn contains(&self, n: u64) -> bool {
+        self.units >= n as u128 * UNIT
+    }
+    /// Removes `n` tokens, emptying the bucket if it holds fewer.
+    pub fn remove(&mut self, n: u64) {
+        self.units = self.units.saturating_sub(n as u128 * UNIT);
+    }
+    /// Whole tokens in the bucket.
+    pub fn size(&self) -> u64 {
+        (self.units / UNIT) as u64
+    }
     /// Nanoseconds until the bucket holds `n` tokens (at least 1).
     pub fn time_until_contains(&self, n: u64) -> i64 {
         let need = n as u128 * UNIT;
@@ -211,6 +223,157 @@ impl TokenBucket {
         }
         let ns = (need - self.units).div_ceil(self.rate as u128);
         ns.min(i64::MAX as u128 / 4) as i64
+    }
+}
+
+/// A small deterministic pseudo-random generator (SplitMix64) for elements
+/// that choose at random (RandomSwitch, RED). Each element seeds its own
+/// from its name, so a configuration behaves the same on every run.
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+    /// A generator seeded from a string (an element's name): FNV-1a.
+    pub fn from_name(name: &str) -> Rng {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in name.bytes() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        Rng(h)
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    /// Uniform in `0..n` (`n` > 0), without modulo bias.
+    pub fn below(&mut self, n: u64) -> u64 {
+        if n <= 1 {
+            return 0;
+        }
+        let zone = u64::MAX - (u64::MAX % n);
+        loop {
+            let x = self.next_u64();
+            if x < zone {
+                return x % n;
+            }
+        }
+    }
+}
+
+/// Click's `GapRate`: a uniform rate of `rate` events per second, counted
+/// per wall-clock second. `need_update(now)` says whether the user is
+/// behind the ideal process (and should cause an event, then `update`).
+/// A user that falls behind catches up in a burst, by at most one second's
+/// worth of events. Rate 0 allows nothing.
+#[derive(Clone, Debug, Default)]
+pub struct GapRate {
+    rate: u64,
+    sec: Option<i64>,
+    count: i64,
+}
+
+impl GapRate {
+    pub fn new(rate: u64) -> GapRate {
+        GapRate {
+            rate,
+            sec: None,
+            count: 0,
+        }
+    }
+    pub fn rate(&self) -> u64 {
+        self.rate
+    }
+    /// Events the ideal process has caused so far in `now`'s second, and
+    /// whether the next one is at least half-way due.
+    fn need(&self, now: Timestamp) -> (i64, bool) {
+        let x = u128::from(now.subsec_nsec()) * u128::from(self.rate);
+        let need = (x / 1_000_000_000) as i64;
+        (need, x % 1_000_000_000 >= 500_000_000)
+    }
+    /// Changes the rate, keeping this second's progress in step with it.
+    pub fn set_rate(&mut self, rate: u64, now: Timestamp) {
+        if rate != self.rate {
+            self.rate = rate;
+            if self.sec.is_some() {
+                self.count = self.need(now).0;
+            }
+        }
+    }
+    pub fn reset(&mut self) {
+        self.sec = None;
+    }
+    pub fn need_update(&mut self, now: Timestamp) -> bool {
+        if self.rate == 0 {
+            return false;
+        }
+        let (need, half) = self.need(now);
+        match self.sec {
+            None => {
+                self.sec = Some(now.sec());
+                self.count = need + i64::from(half);
+            }
+            Some(s) if now.sec() > s => {
+                self.sec = Some(now.sec());
+                if self.count > 0 {
+                    self.count -= self.rate as i64;
+                }
+            }
+            _ => {}
+        }
+        need >= self.count
+    }
+    /// Counts `n` events (bytes, for bandwidth shapers).
+    pub fn update_with(&mut self, n: i64) {
+        self.count += n;
+    }
+}
+
+/// Click's `cp_unparse_real10`: `x / 10^digits` with trailing zeros cut.
+fn unparse_real10(x: u64, digits: u32) -> String {
+    let p = 10u64.pow(digits);
+    let (i, f) = (x / p, x % p);
+    if f == 0 {
+        return i.to_string();
+    }
+    let frac = format!("{:0w$}", f, w = digits as usize);
+    format!("{}.{}", i, frac.trim_end_matches('0'))
+}
+
+/// Click's `BandwidthArg::unparse`: a byte rate as `kbps`, `Mbps`, `Gbps`
+/// or (for the largest) `MBps`.
+pub fn unparse_bandwidth(bytes_per_sec: u64) -> String {
+    let x = bytes_per_sec;
+    if x >= 0x2000_0000 {
+        format!("{}MBps", unparse_real10(x, 6))
+    } else if x >= 125_000_000 {
+        format!("{}Gbps", unparse_real10(x * 8, 9))
+    } else if x >= 125_000 {
+        format!("{}Mbps", unparse_real10(x * 8, 6))
+    } else {
+        format!("{}kbps", unparse_real10(x * 8, 3))
+    }
+}
+
+/// Click's `Timestamp::unparse_interval`: `500ms`, `20us`, `7ns` under a
+/// second, `1.500000s` from a second up.
+pub fn unparse_interval(ns: i64) -> String {
+    if (0..1_000_000_000).contains(&ns) {
+        if ns % 1_000_000 == 0 {
+            format!("{}ms", ns / 1_000_000)
+        } else if ns % 1000 == 0 {
+            format!("{}us", ns / 1000)
+        } else {
+            format!("{}ns", ns)
+        }
+    } else {
+        format!("{}s", Timestamp::from_nsec(ns))
     }
 }
 
@@ -271,6 +434,57 @@ mod tests {
         assert_eq!(fmt_double(1e20), "1e+20");
         assert_eq!(fmt_double(0.0001), "0.0001");
         assert_eq!(fmt_double(0.00001), "1e-05");
+    }
+
+    #[test]
+    fn bandwidth_unparse() {
+        assert_eq!(unparse_bandwidth(1_250_000), "10Mbps");
+        assert_eq!(unparse_bandwidth(1_000_000), "8Mbps");
+        assert_eq!(unparse_bandwidth(125), "1kbps");
+        assert_eq!(unparse_bandwidth(100), "0.8kbps");
+        assert_eq!(unparse_bandwidth(125_000_000), "1Gbps");
+        assert_eq!(unparse_bandwidth(0x2000_0000), "536.870912MBps");
+    }
+
+    #[test]
+    fn intervals() {
+        assert_eq!(unparse_interval(500_000_000), "500ms");
+        assert_eq!(unparse_interval(20_000), "20us");
+        assert_eq!(unparse_interval(7), "7ns");
+        assert_eq!(unparse_interval(0), "0ms");
+        assert_eq!(unparse_interval(1_500_000_000), "1.500000s");
+    }
+
+    #[test]
+    fn gaprate_uniform() {
+        let mut g = GapRate::new(1000);
+        let t0 = Timestamp::from_sec_nsec(100, 0);
+        let mut n = 0;
+        // poll every 10us for 3 seconds
+        for i in 0..300_000 {
+            if g.need_update(t0.add_nsec(i * 10_000)) {
+                g.update_with(1);
+                n += 1;
+            }
+        }
+        assert_eq!(n, 3000);
+        let mut z = GapRate::new(0);
+        assert!(!z.need_update(t0));
+    }
+
+    #[test]
+    fn rng_is_deterministic_and_uniform() {
+        let mut a = Rng::from_name("rs");
+        let mut b = Rng::from_name("rs");
+        let mut hist = [0u32; 3];
+        for _ in 0..30_000 {
+            let x = a.below(3);
+            assert_eq!(x, b.below(3));
+            hist[x as usize] += 1;
+        }
+        for h in hist {
+            assert!((9_500..10_500).contains(&h), "{:?}", hist);
+        }
     }
 
     #[test]

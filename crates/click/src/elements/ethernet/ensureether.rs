@@ -1,0 +1,115 @@
+//! EnsureEther: ensures that IP packets are Ethernet-encapsulated.
+
+use crate::prelude::*;
+
+/// `EnsureEther([ETHERTYPE, SRC, DST])`.
+pub struct EnsureEther {
+    /// The 14-byte header to prepend: DST, SRC, ETHERTYPE.
+    hdr: [u8; 14],
+    drops: u64,
+}
+
+impl Default for EnsureEther {
+    fn default() -> Self {
+        let mut hdr = [0u8; 14];
+        hdr[..6].fill(2);
+        hdr[6..12].fill(1);
+        hdr[12..].copy_from_slice(&0x0800u16.to_be_bytes());
+        EnsureEther { hdr, drops: 0 }
+    }
+}
+
+pub static SPEC: ClassSpec = ClassSpec {
+    name: "EnsureEther",
+    port_count: "1/1",
+    processing: "a/a",
+    group: "ethernet",
+    signature: "EnsureEther([ETHERTYPE, SRC, DST])",
+    summary: "Ensures that IP packets are Ethernet encapsulated.",
+    description: "Makes sure IP packets (packets with the IP header annotation set) carry an \
+Ethernet header. Packets without the IP header annotation pass unchanged, as do IP packets whose \
+IP header starts 14 bytes in behind an Ethernet header of type IPv4 (0x0800) or IPv6 (0x86DD). \
+If the IP header starts the packet and the 14 bytes before it (in the headroom) look like an \
+Ethernet header of one of those types -- a header that was stripped, as by Strip(14) -- that \
+header is put back. Otherwise anything before the IP header is removed and the header given by \
+the arguments is prepended.\n\n\
+Arguments (positional or by keyword):\n\n\
+- `ETHERTYPE` (16-bit integer): default 0x0800.\n\
+- `SRC` (Ethernet address): default 01-01-01-01-01-01.\n\
+- `DST` (Ethernet address): default 02-02-02-02-02-02.",
+    ports: "one input, one output",
+    handlers: &[HandlerDoc {
+        name: "drops",
+        mode: HandlerMode::Read,
+        text: "Packets dropped because their IP header annotation lay past their end.",
+    }],
+    live_reconfigure: false,
+    order_sensitive: false,
+    make: || Box::new(EnsureEther::default()),
+};
+
+fn ip_ethertype(b: &[u8]) -> bool {
+    matches!(u16::from_be_bytes([b[12], b[13]]), 0x0800 | 0x86dd)
+}
+
+impl EnsureEther {
+    fn ensure(&mut self, mut p: Packet) -> Option<Packet> {
+        let Some(off) = p.network_header_offset() else {
+            return Some(p);
+        };
+        if off < 0 {
+            return Some(p);
+        }
+        if off == 14 && ip_ethertype(p.data()) {
+            return Some(p);
+        }
+        if off == 0 && p.headroom() >= 14 && p.shift_head(-14) {
+            if ip_ethertype(p.data()) {
+                p.set_mac_header(0);
+                return Some(p);
+            }
+            p.shift_head(14);
+        }
+        if !p.pull(off as usize) {
+            // The IP header annotation points past the packet's end.
+            self.drops += 1;
+            return None;
+        }
+        p.push(14);
+        p.data_mut()[..14].copy_from_slice(&self.hdr);
+        p.set_mac_header(0);
+        Some(p)
+    }
+}
+
+impl Element for EnsureEther {
+    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = Args::new(config);
+        let et = a.read_p::<u32>("ETHERTYPE")?.unwrap_or(0x0800);
+        let src = a.read_p::<[u8; 6]>("SRC")?.unwrap_or([1; 6]);
+        let dst = a.read_p::<[u8; 6]>("DST")?.unwrap_or([2; 6]);
+        a.complete()?;
+        if et > 0xffff {
+            return Err("argument 1 (Ethernet encapsulation type) must be <= 0xFFFF".into());
+        }
+        let mut hdr = [0u8; 14];
+        hdr[..6].copy_from_slice(&dst);
+        hdr[6..12].copy_from_slice(&src);
+        hdr[12..].copy_from_slice(&(et as u16).to_be_bytes());
+        self.hdr = hdr;
+        Ok(())
+    }
+
+    fn simple_action(&mut self, p: Packet, _cx: &Ctx) -> Option<Packet> {
+        self.ensure(p)
+    }
+
+    fn read_handler(&mut self, name: &str, _cx: &Ctx) -> Option<HandlerResult<String>> {
+        match name {
+            "drops" => Some(Ok(self.drops.to_string())),
+            _ => None,
+        }
+    }
+
+    crate::element_any!();
+}

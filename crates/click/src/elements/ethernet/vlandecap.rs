@@ -1,0 +1,97 @@
+//! VLANDecap: strips 802.1Q tags from Ethernet packets.
+
+use crate::prelude::*;
+
+/// `VLANDecap([ANNO, KEYWORDS])`.
+pub struct VLANDecap {
+    anno: bool,
+    ethertype: u16,
+    drops: u64,
+}
+
+impl Default for VLANDecap {
+    fn default() -> Self {
+        VLANDecap {
+            anno: true,
+            ethertype: 0x8100,
+            drops: 0,
+        }
+    }
+}
+
+pub static SPEC: ClassSpec = ClassSpec {
+    name: "VLANDecap",
+    port_count: "1/1",
+    processing: "a/a",
+    group: "ethernet",
+    signature: "VLANDecap([ANNO, KEYWORDS])",
+    summary: "Strips VLAN information from Ethernet packets.",
+    description: "Expects Ethernet packets, possibly 802.1Q-tagged. If the ethertype is \
+ETHERTYPE, removes the 4-byte tag, leaving a conventional Ethernet packet; untagged packets pass \
+unchanged. Sets the MAC header annotation. Packets shorter than an Ethernet header, and tagged \
+packets too short for the tag, are dropped (and counted).\n\n\
+Keyword arguments:\n\n\
+- `ANNO` (boolean): set the VLAN TCI annotation to the tag's TCI, or 0 for untagged packets. \
+Default true.\n\
+- `ETHERTYPE` (16-bit integer): the tag protocol identifier: 0x8100 (default, 802.1Q), 0x88A8 \
+(802.1ad), 0x9100.",
+    ports: "one input, one output",
+    handlers: &[HandlerDoc {
+        name: "drops",
+        mode: HandlerMode::Read,
+        text: "Packets dropped as too short.",
+    }],
+    live_reconfigure: false,
+    order_sensitive: false,
+    make: || Box::new(VLANDecap::default()),
+};
+
+impl VLANDecap {
+    fn decap(&mut self, mut p: Packet) -> Option<Packet> {
+        let d = p.data();
+        if d.len() < 14 {
+            self.drops += 1;
+            return None;
+        }
+        let mut tci = 0;
+        if u16::from_be_bytes([d[12], d[13]]) == self.ethertype {
+            if d.len() < 18 {
+                self.drops += 1;
+                return None;
+            }
+            tci = u16::from_be_bytes([d[14], d[15]]);
+            p.data_mut().copy_within(0..12, 4);
+            p.pull(4);
+        }
+        p.set_mac_header(0);
+        if self.anno {
+            p.anno_mut().set_vlan_tci(tci);
+        }
+        Some(p)
+    }
+}
+
+impl Element for VLANDecap {
+    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = Args::new(config);
+        let anno = a.read_p::<bool>("ANNO")?.unwrap_or(true);
+        let ethertype = a.read::<u16>("ETHERTYPE")?.unwrap_or(0x8100);
+        a.complete()?;
+        self.anno = anno;
+        self.ethertype = ethertype;
+        Ok(())
+    }
+
+    fn simple_action(&mut self, p: Packet, _cx: &Ctx) -> Option<Packet> {
+        self.decap(p)
+    }
+
+    fn read_handler(&mut self, name: &str, _cx: &Ctx) -> Option<HandlerResult<String>> {
+        match name {
+            "drops" => Some(Ok(self.drops.to_string())),
+            _ => None,
+        }
+    }
+
+    crate::element_any!();
+}

@@ -1,0 +1,145 @@
+//! CheckICMPHeader: checks ICMP headers.
+
+use crate::prelude::*;
+use alloc::format;
+use click_wire::checksum::ip_checksum;
+use click_wire::icmp::icmp_type;
+use core::fmt::Write as _;
+
+const REASONS: [&str; 3] = ["not ICMP", "bad packet length", "bad ICMP checksum"];
+
+/// `CheckICMPHeader([KEYWORDS])`.
+#[derive(Default)]
+pub struct CheckICMPHeader {
+    verbose: bool,
+    details: Option<[u64; 3]>,
+    drops: u64,
+}
+
+pub static SPEC: ClassSpec = ClassSpec {
+    name: "CheckICMPHeader",
+    port_count: "1/1-2",
+    processing: "a/ah",
+    group: "icmp",
+    signature: "CheckICMPHeader([KEYWORDS])",
+    summary: "Checks ICMP header on ICMP packets.",
+    description: "Expects ICMP packets with their IP header annotation set (CheckIPHeader or \
+MarkIPHeader). Checks that the packet is ICMP, that it holds the 8-byte ICMP header, that error \
+messages (unreachable, source quench, redirect, time exceeded, parameter problem) quote at least \
+an IP header and 8 bytes (28 bytes), that timestamp requests and replies are exactly 20 bytes and \
+information requests and replies exactly 8, and that the ICMP checksum is valid. Valid packets \
+leave on output 0 unchanged.\n\n\
+Invalid packets leave on output 1 if it exists, and are dropped otherwise. The first invalid \
+packet (every one with VERBOSE) is reported on standard error as \
+`NAME: ICMP header check failed: REASON`.\n\n\
+Keyword arguments:\n\n\
+- `VERBOSE` (boolean): report every bad packet. Default false.\n\
+- `DETAILS` (boolean): keep per-reason counts for `drop_details`. Default false.",
+    ports: "one input; one or two outputs (1: invalid packets)",
+    handlers: &[
+        HandlerDoc {
+            name: "drops",
+            mode: HandlerMode::Read,
+            text: "Number of invalid packets seen.",
+        },
+        HandlerDoc {
+            name: "drop_details",
+            mode: HandlerMode::Read,
+            text: "Invalid packets by reason, one `COUNT<tab>REASON` line each (only with \
+DETAILS true).",
+        },
+    ],
+    live_reconfigure: false,
+    order_sensitive: false,
+    make: || Box::new(CheckICMPHeader::default()),
+};
+
+fn check(p: &Packet) -> Result<(), usize> {
+    match p.network_header() {
+        Some(ip) if ip.len() >= 20 && ip[9] == 1 => {}
+        _ => return Err(0),
+    }
+    let Some(icmp) = p.transport_header() else {
+        return Err(1);
+    };
+    let len = icmp.len();
+    if len < 8 {
+        return Err(1);
+    }
+    let ok = match icmp[0] {
+        icmp_type::UNREACH
+        | icmp_type::TIME_EXCEEDED
+        | icmp_type::PARAM_PROBLEM
+        | icmp_type::SOURCE_QUENCH
+        | icmp_type::REDIRECT => len >= 8 + 28,
+        icmp_type::TIMESTAMP | icmp_type::TIMESTAMP_REPLY => len == 20,
+        icmp_type::INFO_REQUEST | icmp_type::INFO_REPLY => len == 8,
+        _ => true,
+    };
+    if !ok {
+        return Err(1);
+    }
+    if ip_checksum(icmp) != 0 {
+        return Err(2);
+    }
+    Ok(())
+}
+
+impl CheckICMPHeader {
+    #[cold]
+    fn drop(&mut self, reason: usize, p: Packet, cx: &Ctx) {
+        if self.drops == 0 || self.verbose {
+            cx.error_line(&format!(
+                "{}: ICMP header check failed: {}",
+                cx.name(),
+                REASONS[reason]
+            ));
+        }
+        self.drops += 1;
+        if let Some(d) = &mut self.details {
+            d[reason] += 1;
+        }
+        if cx.noutputs() > 1 {
+            cx.push(1, p);
+        }
+    }
+}
+
+impl Element for CheckICMPHeader {
+    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = Args::new(config);
+        let verbose = a.read::<bool>("VERBOSE")?.unwrap_or(false);
+        let details = a.read::<bool>("DETAILS")?.unwrap_or(false);
+        a.complete()?;
+        self.verbose = verbose;
+        self.details = details.then_some([0; 3]);
+        Ok(())
+    }
+
+    fn simple_action(&mut self, p: Packet, cx: &Ctx) -> Option<Packet> {
+        match check(&p) {
+            Ok(()) => Some(p),
+            Err(r) => {
+                self.drop(r, p, cx);
+                None
+            }
+        }
+    }
+
+    fn read_handler(&mut self, name: &str, _cx: &Ctx) -> Option<HandlerResult<String>> {
+        match name {
+            "drops" => Some(Ok(self.drops.to_string())),
+            "drop_details" => {
+                let d = self.details.as_ref()?;
+                let mut s = String::new();
+                for (n, r) in d.iter().zip(REASONS) {
+                    let _ = writeln!(s, "{}\t{}", n, r);
+                }
+                Some(Ok(s))
+            }
+            _ => None,
+        }
+    }
+
+    crate::element_any!();
+}

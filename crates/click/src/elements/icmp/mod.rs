@@ -1,0 +1,13 @@
+//! Click's `icmp` group: ICMP errors, echo replies and header checks.
+
+use crate::element::ClassSpec;
+
+pub mod checkicmpheader;
+pub mod icmperror;
+pub mod icmppingresponder;
+
+pub static SPECS: &[&ClassSpec] = &[
+    &checkicmpheader::SPEC,
+    &icmperror::SPEC,
+    &icmppingresponder::SPEC,
+];

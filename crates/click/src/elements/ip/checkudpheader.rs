@@ -1,0 +1,236 @@
+//! CheckUDPHeader and CheckTCPHeader: check transport headers for
+//! correctness (lengths, checksums).
+
+use super::iputil::transport_checksum_ok;
+use crate::prelude::*;
+use alloc::format;
+use core::fmt::Write as _;
+
+const UDP_REASONS: [&str; 3] = ["not UDP", "bad packet length", "bad UDP checksum"];
+const TCP_REASONS: [&str; 3] = ["not TCP", "bad packet length", "bad TCP checksum"];
+
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum Proto {
+    Udp,
+    Tcp,
+}
+
+/// The state shared by CheckUDPHeader and CheckTCPHeader.
+pub struct CheckTransportHeader {
+    proto: Proto,
+    verbose: bool,
+    details: Option<[u64; 3]>,
+    drops: u64,
+}
+
+/// `CheckUDPHeader([KEYWORDS])`.
+pub type CheckUDPHeader = CheckTransportHeader;
+/// `CheckTCPHeader([KEYWORDS])`.
+pub type CheckTCPHeader = CheckTransportHeader;
+
+impl CheckTransportHeader {
+    fn new(proto: Proto) -> Self {
+        CheckTransportHeader {
+            proto,
+            verbose: false,
+            details: None,
+            drops: 0,
+        }
+    }
+}
+
+pub static UDP_SPEC: ClassSpec = ClassSpec {
+    name: "CheckUDPHeader",
+    port_count: "1/1-2",
+    processing: "a/ah",
+    group: "tcpudp",
+    signature: "CheckUDPHeader([KEYWORDS])",
+    summary: "Checks UDP header on UDP/IP packets.",
+    description: "Expects UDP/IP packets as input, with the IP header annotation set (by \
+CheckIPHeader or MarkIPHeader). Checks that the IP protocol is UDP, that the UDP length is at \
+least 8 and fits in the packet, and that the UDP checksum is correct (a zero checksum means \
+\"no checksum\" and is accepted).\n\n\
+Valid packets leave on output 0. Invalid packets are pushed to output 1 if it exists, and \
+dropped otherwise. The first invalid packet (every one with VERBOSE) is reported on standard \
+error as `UDP header check failed: REASON`, REASON being `not UDP`, `bad packet length` or \
+`bad UDP checksum`.\n\n\
+Keyword arguments:\n\n\
+- `VERBOSE` (boolean): report every invalid packet. Default false.\n\
+- `DETAILS` (boolean): keep per-reason counts for `drop_details`. Default false.",
+    ports: "one input; one or two outputs (1: invalid packets)",
+    handlers: &[
+        HandlerDoc {
+            name: "drops",
+            mode: HandlerMode::Read,
+            text: "Number of invalid packets seen.",
+        },
+        HandlerDoc {
+            name: "drop_details",
+            mode: HandlerMode::Read,
+            text: "Invalid packets by reason, one `COUNT<tab>REASON` line each (only with DETAILS true).",
+        },
+    ],
+    live_reconfigure: false,
+    order_sensitive: false,
+    make: || Box::new(CheckTransportHeader::new(Proto::Udp)),
+};
+
+pub static TCP_SPEC: ClassSpec = ClassSpec {
+    name: "CheckTCPHeader",
+    port_count: "1/1-2",
+    processing: "a/ah",
+    group: "tcpudp",
+    signature: "CheckTCPHeader([KEYWORDS])",
+    summary: "Checks TCP header on TCP/IP packets.",
+    description: "Expects TCP/IP packets as input, with the IP header annotation set (by \
+CheckIPHeader or MarkIPHeader). Checks that the IP protocol is TCP, that the TCP data offset is \
+at least 5 words and within the IP payload, that the IP payload fits in the packet, and that \
+the TCP checksum is correct.\n\n\
+Valid packets leave on output 0. Invalid packets are pushed to output 1 if it exists, and \
+dropped otherwise. The first invalid packet (every one with VERBOSE) is reported on standard \
+error as `NAME: TCP header check failed: REASON`, REASON being `not TCP`, `bad packet length` \
+or `bad TCP checksum`.\n\n\
+Keyword arguments:\n\n\
+- `VERBOSE` (boolean): report every invalid packet. Default false.\n\
+- `DETAILS` (boolean): keep per-reason counts for `drop_details`. Default false.",
+    ports: "one input; one or two outputs (1: invalid packets)",
+    handlers: &[
+        HandlerDoc {
+            name: "drops",
+            mode: HandlerMode::Read,
+            text: "Number of invalid packets seen.",
+        },
+        HandlerDoc {
+            name: "drop_details",
+            mode: HandlerMode::Read,
+            text: "Invalid packets by reason, one `COUNT<tab>REASON` line each (only with DETAILS true).",
+        },
+    ],
+    live_reconfigure: false,
+    order_sensitive: false,
+    make: || Box::new(CheckTransportHeader::new(Proto::Tcp)),
+};
+
+const NOT_PROTO: usize = 0;
+const BAD_LENGTH: usize = 1;
+const BAD_CHECKSUM: usize = 2;
+
+impl CheckTransportHeader {
+    /// Click's checks; `Err(reason index)` for an invalid packet.
+    #[inline]
+    fn check(&self, p: &Packet) -> Result<(), usize> {
+        let (Some(ip), Some(nh), Some(th)) = (
+            p.network_header(),
+            p.network_header_offset(),
+            p.transport_header_offset(),
+        ) else {
+            return Err(NOT_PROTO);
+        };
+        let want = if self.proto == Proto::Udp { 17 } else { 6 };
+        if ip.len() < 20 || ip[9] != want {
+            return Err(NOT_PROTO);
+        }
+        let iph_len = usize::from(ip[0] & 0xf) << 2;
+        let tho = usize::try_from(th - nh).map_err(|_| BAD_LENGTH)?;
+        if iph_len < 20 || tho > ip.len() {
+            return Err(BAD_LENGTH);
+        }
+        let seg = &ip[tho..];
+        match self.proto {
+            Proto::Udp => {
+                if seg.len() < 8 {
+                    return Err(BAD_LENGTH);
+                }
+                let len = usize::from(u16::from_be_bytes([seg[4], seg[5]]));
+                if len < 8 || ip.len() < len + iph_len || seg.len() < len {
+                    return Err(BAD_LENGTH);
+                }
+                if (seg[6] != 0 || seg[7] != 0) && !transport_checksum_ok(ip, 17, &seg[..len]) {
+                    return Err(BAD_CHECKSUM);
+                }
+            }
+            Proto::Tcp => {
+                let ip_len = usize::from(u16::from_be_bytes([ip[2], ip[3]]));
+                let len = ip_len.checked_sub(iph_len).ok_or(BAD_LENGTH)?;
+                if seg.len() < 20 {
+                    return Err(BAD_LENGTH);
+                }
+                let tcph_len = usize::from(seg[12] >> 4) << 2;
+                if tcph_len < 20 || len < tcph_len || ip.len() < len + iph_len || seg.len() < len {
+                    return Err(BAD_LENGTH);
+                }
+                if !transport_checksum_ok(ip, 6, &seg[..len]) {
+                    return Err(BAD_CHECKSUM);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    #[cold]
+    fn drop(&mut self, reason: usize, p: Packet, cx: &Ctx) {
+        if self.drops == 0 || self.verbose {
+            match self.proto {
+                Proto::Udp => {
+                    cx.error_line(&format!("UDP header check failed: {}", UDP_REASONS[reason]))
+                }
+                Proto::Tcp => cx.error_line(&format!(
+                    "{}: TCP header check failed: {}",
+                    cx.name(),
+                    TCP_REASONS[reason]
+                )),
+            }
+        }
+        self.drops += 1;
+        if let Some(d) = &mut self.details {
+            d[reason] += 1;
+        }
+        if cx.noutputs() > 1 {
+            cx.push(1, p);
+        }
+    }
+}
+
+impl Element for CheckTransportHeader {
+    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = Args::new(config);
+        let verbose = a.read::<bool>("VERBOSE")?.unwrap_or(false);
+        let details = a.read::<bool>("DETAILS")?.unwrap_or(false);
+        a.complete()?;
+        self.verbose = verbose;
+        self.details = if details { Some([0; 3]) } else { None };
+        Ok(())
+    }
+
+    #[inline]
+    fn simple_action(&mut self, p: Packet, cx: &Ctx) -> Option<Packet> {
+        match self.check(&p) {
+            Ok(()) => Some(p),
+            Err(r) => {
+                self.drop(r, p, cx);
+                None
+            }
+        }
+    }
+
+    fn read_handler(&mut self, name: &str, _cx: &Ctx) -> Option<HandlerResult<String>> {
+        match name {
+            "drops" => Some(Ok(self.drops.to_string())),
+            "drop_details" => {
+                let d = self.details.as_ref()?;
+                let reasons = match self.proto {
+                    Proto::Udp => UDP_REASONS,
+                    Proto::Tcp => TCP_REASONS,
+                };
+                let mut s = String::new();
+                for (n, r) in d.iter().zip(reasons) {
+                    let _ = writeln!(s, "{}\t{}", n, r);
+                }
+                Some(Ok(s))
+            }
+            _ => None,
+        }
+    }
+
+    crate::element_any!();
+}
