@@ -1418,6 +1418,14 @@ impl<'a> Ctx<'a> {
         self.core.stopped.set(true);
     }
 
+    /// The router core, for elements that call handlers by absolute name
+    /// (ControlSocket): [`Core::read_handler`], [`Core::read_handler_param`],
+    /// [`Core::write_handler`]. A call on this element itself returns
+    /// [`HandlerError::Busy`], as with [`Ctx::call_read`].
+    pub fn core(&self) -> &'a Core {
+        self.core
+    }
+
     /// Reads a handler anywhere in the router (for Script and friends).
     pub fn call_read(&self, path: &str) -> Result<String, HandlerError> {
         self.core.read_handler(&self.resolve(path))

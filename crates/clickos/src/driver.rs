@@ -4,9 +4,12 @@
 use crate::console::StdConsole;
 use click::prelude::*;
 use click::router::HandlerError;
+use std::cell::RefCell;
 use std::io::{Read, Write};
+use std::os::fd::RawFd;
 use std::rc::Rc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// The system clock.
 pub struct SystemClock;
@@ -34,6 +37,10 @@ pub struct Options {
     pub defines: Vec<(String, String)>,
     /// `Some(start)` under `--simtime`; `Some(None)` start = now.
     pub simtime: Option<Option<Timestamp>>,
+    /// `-p PORT`: TCP ControlSockets to add.
+    pub ports: Vec<String>,
+    /// `-u FILE`: UNIX-domain ControlSockets to add.
+    pub unix_sockets: Vec<String>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -101,6 +108,10 @@ Options:
   -q, --quit                    Do not run driver.
   -t, --time                    Print information on how long driver took.
   -w, --no-warnings             Do not print warnings.
+  -p, --port PORT               Listen for control connections on TCP port
+                                PORT (on 127.0.0.1 only; see ControlSocket).
+  -u, --unix-socket FILE        Listen for control connections on UNIX-domain
+                                socket FILE.
       --simtime[=TIME]          Run in simulated time, starting at TIME
                                 (seconds since the epoch; default now).
   -j, --threads N               Accepted for compatibility; one thread runs.
@@ -108,7 +119,8 @@ Options:
   -v, --version                 Print version number and exit.
 
 Arguments of the form NAME=VALUE define configuration parameters ($NAME).
-Not supported: -p/--port, -u/--unix-socket, -R/--allow-reconfigure.
+Not supported: -R/--allow-reconfigure (hot reconfiguration through the
+control socket's 'hotconfig' handler).
 "
     )
 }
@@ -302,8 +314,10 @@ pub fn parse_args(prog: &str, args: &[String]) -> Parsed {
                 ))
             }
             Some(Opt::Threads) | Some(Opt::ClickPath) => {}
-            Some(Opt::Port) | Some(Opt::UnixSocket) | Some(Opt::Reconfig) => {
-                errors.push(format!("{spelling}: control sockets and hot reconfiguration are not supported"));
+            Some(Opt::Port) => o.ports.push(val.unwrap_or_default()),
+            Some(Opt::UnixSocket) => o.unix_sockets.push(val.unwrap_or_default()),
+            Some(Opt::Reconfig) => {
+                errors.push(format!("{spelling}: hot reconfiguration is not supported"));
                 return Parsed::Bad(errors);
             }
         }
@@ -539,6 +553,8 @@ fn run_with(prog: &str, args: &[String], registry: &Registry, console: &Rc<StdCo
             return 1;
         }
     };
+    let mut flat = flat;
+    add_control_sockets(&mut flat, &o);
     let mut unknown = false;
     for e in &flat.elements {
         if registry.get(&e.class).is_none() {
@@ -563,12 +579,17 @@ fn run_with(prog: &str, args: &[String], registry: &Registry, console: &Rc<StdCo
         Some(v) => Box::new(v.clone()),
         None => Box::new(SystemClock),
     };
+    let selector = Rc::new(Selector::default());
+    let host: Rc<dyn std::any::Any> = selector.clone();
     let router = match Router::from_flat(
         &flat,
         registry,
         clock,
         Box::new(console.clone()),
-        RouterOptions::default(),
+        RouterOptions {
+            host: Some(host),
+            ..RouterOptions::default()
+        },
     ) {
         Ok(r) => r,
         Err(errs) => {
@@ -594,7 +615,8 @@ fn run_with(prog: &str, args: &[String], registry: &Registry, console: &Rc<StdCo
     let before_cpu = cpu_times();
     let before_wall = std::time::Instant::now();
     if !o.quit && !flat.elements.is_empty() {
-        drive(&router, vclock.as_deref());
+        catch_signals();
+        drive_with(&router, vclock.as_deref(), Some(&selector));
     } else if !o.quit && o.warnings {
         err(&format!(
             "warning: {fname}: configuration has no elements, exiting"
@@ -658,24 +680,218 @@ fn run_with(prog: &str, args: &[String], registry: &Registry, console: &Rc<StdCo
     exit_value & 0xff
 }
 
-/// The scheduler loop: run tasks; when only timers remain, sleep (or move
-/// the virtual clock) until the next one; stop when the router stops or
-/// nothing is left to do.
+/// Adds the ControlSockets of `-p` and `-u`, named as click.cc names
+/// them (`click_driver@@ControlSocket`, then `...@1`, `...@2`, ...).
+fn add_control_sockets(flat: &mut click_lang::FlatConfig, o: &Options) {
+    let configs = o.ports.iter().map(|p| format!("TCP, {p}")).chain(
+        o.unix_sockets
+            .iter()
+            .map(|f| format!("UNIX, {}", click_lang::args::quote(f))),
+    );
+    for (n, config) in configs.enumerate() {
+        let name = if n == 0 {
+            "click_driver@@ControlSocket".to_string()
+        } else {
+            format!("click_driver@@ControlSocket@{n}")
+        };
+        flat.elements.push(click_lang::FlatElement {
+            name,
+            class: "ControlSocket".into(),
+            config,
+            landmark: click_lang::Landmark {
+                file: "click".into(),
+                line: 0,
+                col: 0,
+            },
+        });
+    }
+}
+
+/// Set by SIGINT/SIGTERM: the driver stops the router (cleanup and `-h`
+/// handlers still run); a second signal kills the process, as in Click.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_sig: libc::c_int) {
+    INTERRUPTED.store(true, Ordering::Relaxed);
+}
+
+fn catch_signals() {
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: a zeroed sigaction is a valid starting value; the handler
+        // only stores to an atomic, which is async-signal-safe. SA_RESETHAND
+        // restores the default action, so a second signal terminates.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_signal as *const () as libc::sighandler_t;
+            sa.sa_flags = libc::SA_RESETHAND;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+}
+
+/// The file descriptors elements want watched (Click's `add_select`),
+/// handed to elements as the router's host object ([`Ctx::host`]). When
+/// the router is idle the driver waits on them, with the next timer as
+/// deadline, instead of sleeping blind; when busy it polls them about
+/// once a millisecond. A ready descriptor schedules its element's task.
+#[derive(Default)]
+pub struct Selector {
+    /// (element index, fd, poll events)
+    want: RefCell<Vec<(usize, RawFd, libc::c_short)>>,
+    /// Elements that keep the driver running while the router is idle
+    /// with no timers (a ControlSocket waiting for clients).
+    holders: RefCell<Vec<usize>>,
+    scratch: RefCell<(Vec<libc::pollfd>, Vec<usize>)>,
+}
+
+impl Selector {
+    /// Replaces element `elem`'s watched descriptors.
+    pub fn set(&self, elem: usize, fds: &[(RawFd, libc::c_short)]) {
+        let mut w = self.want.borrow_mut();
+        w.retain(|x| x.0 != elem);
+        w.extend(
+            fds.iter()
+                .filter(|f| f.1 != 0)
+                .map(|&(fd, ev)| (elem, fd, ev)),
+        );
+    }
+
+    /// Whether element `elem` keeps the driver running while idle.
+    pub fn hold(&self, elem: usize, on: bool) {
+        let mut h = self.holders.borrow_mut();
+        h.retain(|&x| x != elem);
+        if on {
+            h.push(elem);
+        }
+    }
+
+    pub fn keeps_running(&self) -> bool {
+        !self.holders.borrow().is_empty()
+    }
+
+    pub fn has_fds(&self) -> bool {
+        !self.want.borrow().is_empty()
+    }
+
+    /// Waits until a watched descriptor is ready, `timeout` passes
+    /// (`None`: no limit) or a signal arrives; calls `ready` with the
+    /// element of each ready descriptor.
+    pub fn wait(&self, timeout: Option<Duration>, ready: &mut dyn FnMut(usize)) {
+        let mut scratch = self.scratch.borrow_mut();
+        let (pfds, owners) = &mut *scratch;
+        pfds.clear();
+        owners.clear();
+        for &(elem, fd, events) in self.want.borrow().iter() {
+            pfds.push(libc::pollfd {
+                fd,
+                events,
+                revents: 0,
+            });
+            owners.push(elem);
+        }
+        if wait_fds(pfds, timeout) > 0 {
+            for (p, &e) in pfds.iter().zip(owners.iter()) {
+                if p.revents != 0 {
+                    ready(e);
+                }
+            }
+        }
+    }
+}
+
+/// ppoll(2) with a nanosecond timeout; returns its result (-1 on EINTR).
+fn wait_fds(pfds: &mut [libc::pollfd], timeout: Option<Duration>) -> i32 {
+    let ts = timeout.map(|d| libc::timespec {
+        tv_sec: d.as_secs().min(i64::MAX as u64) as libc::time_t,
+        tv_nsec: d.subsec_nanos() as libc::c_long,
+    });
+    let tsp = ts
+        .as_ref()
+        .map_or(std::ptr::null(), |t| t as *const libc::timespec);
+    // SAFETY: `pfds` is a valid, exclusively borrowed array of `len`
+    // pollfds; `tsp` is null or points to a timespec that outlives the
+    // call; a null signal mask leaves the mask unchanged.
+    unsafe {
+        libc::ppoll(
+            pfds.as_mut_ptr(),
+            pfds.len() as libc::nfds_t,
+            tsp,
+            std::ptr::null(),
+        )
+    }
+}
+
+/// The scheduler loop without watched descriptors (see [`drive_with`]).
 pub fn drive(router: &Router, vclock: Option<&VirtualClock>) {
+    drive_with(router, vclock, None)
+}
+
+/// How many busy passes between looks at the clock for socket polling.
+const POLL_PASSES: u32 = 64;
+/// How often watched descriptors are polled while the router is busy.
+const BUSY_POLL: Duration = Duration::from_millis(1);
+
+/// The scheduler loop: run tasks; when only timers remain, wait on the
+/// selector's descriptors (or sleep, or move the virtual clock) until the
+/// next one; stop when the router stops, a signal arrives, or nothing is
+/// left to do (no tasks, timers, or elements holding the driver).
+pub fn drive_with(router: &Router, vclock: Option<&VirtualClock>, sel: Option<&Selector>) {
+    let mut passes = 0u32;
+    let mut last_poll = Instant::now();
+    let mut schedule = |i: usize| router.schedule_task_of(i);
     loop {
+        if INTERRUPTED.load(Ordering::Relaxed) {
+            router.stop();
+            break;
+        }
         match router.run_pass() {
-            RunState::Busy => {}
-            RunState::Idle(Some(t)) => match vclock {
-                Some(v) => v.set(t),
-                None => {
-                    let now = SystemClock.now();
-                    if t > now {
-                        let ns = (t - now).nsec().max(0) as u64;
-                        std::thread::sleep(Duration::from_nanos(ns));
+            RunState::Busy => {
+                let Some(s) = sel else { continue };
+                passes += 1;
+                if passes < POLL_PASSES {
+                    continue;
+                }
+                passes = 0;
+                if s.has_fds() && last_poll.elapsed() >= BUSY_POLL {
+                    s.wait(Some(Duration::ZERO), &mut schedule);
+                    last_poll = Instant::now();
+                }
+            }
+            RunState::Idle(t) => {
+                let held = sel.is_some_and(|s| s.keeps_running());
+                match (t, vclock) {
+                    (None, _) if !held => break,
+                    (None, _) => {
+                        if let Some(s) = sel {
+                            s.wait(None, &mut schedule);
+                        }
+                    }
+                    (Some(t), Some(v)) => {
+                        if let Some(s) = sel.filter(|s| s.has_fds()) {
+                            s.wait(Some(Duration::ZERO), &mut schedule);
+                        }
+                        v.set(t);
+                    }
+                    (Some(t), None) => {
+                        let now = SystemClock.now();
+                        if t > now {
+                            let d = Duration::from_nanos((t - now).nsec().max(0) as u64);
+                            match sel {
+                                Some(s) => s.wait(Some(d), &mut schedule),
+                                None => {
+                                    wait_fds(&mut [], Some(d));
+                                }
+                            }
+                        } else if let Some(s) = sel.filter(|s| s.has_fds()) {
+                            s.wait(Some(Duration::ZERO), &mut schedule);
+                        }
                     }
                 }
-            },
-            RunState::Idle(None) | RunState::Stopped => break,
+                passes = 0;
+                last_poll = Instant::now();
+            }
+            RunState::Stopped => break,
         }
     }
 }

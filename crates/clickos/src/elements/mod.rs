@@ -1,8 +1,9 @@
-//! The host's file I/O elements (std-only): pcap and IP summary dumps.
+//! The host's std-only elements: pcap and IP summary dumps, ControlSocket.
 
 use click::element::ClassSpec;
 use click::registry::Registry;
 
+pub mod controlsocket;
 pub mod fromdump;
 pub mod fromipsummarydump;
 pub mod ipsumdump;
@@ -15,6 +16,7 @@ pub static SPECS: &[&ClassSpec] = &[
     &todump::SPEC,
     &fromipsummarydump::SPEC,
     &toipsummarydump::SPEC,
+    &controlsocket::SPEC,
 ];
 
 /// The registry the driver uses: the engine's classes plus these.
