@@ -14,6 +14,7 @@ pub mod fixipsrc;
 pub mod getipaddress;
 pub mod ipencap;
 pub mod ipfragmenter;
+pub mod ipgwoptions;
 pub mod ipprint;
 pub mod ipreassembler;
 pub mod iproutetable;
@@ -51,4 +52,5 @@ pub static SPECS: &[&ClassSpec] = &[
     &ipfragmenter::SPEC,
     &ipreassembler::SPEC,
     &ipprint::SPEC,
+    &ipgwoptions::SPEC,
 ];
