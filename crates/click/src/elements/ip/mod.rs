@@ -14,6 +14,7 @@ pub mod fixipsrc;
 pub mod getipaddress;
 pub mod ipencap;
 pub mod ipfragmenter;
+pub mod ipprint;
 pub mod ipreassembler;
 pub mod iproutetable;
 pub(crate) mod iputil;
@@ -49,4 +50,5 @@ pub static SPECS: &[&ClassSpec] = &[
     &udpipencap::SPEC,
     &ipfragmenter::SPEC,
     &ipreassembler::SPEC,
+    &ipprint::SPEC,
 ];
