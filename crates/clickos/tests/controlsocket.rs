@@ -898,3 +898,91 @@ fn python_client() {
     let (code, _, err) = server.wait();
     assert_eq!(code, 0, "{err}");
 }
+
+/// A small deterministic generator for the junk test.
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn bytes(&mut self, n: usize) -> Vec<u8> {
+        (0..n).map(|_| self.next() as u8).collect()
+    }
+}
+
+#[test]
+fn random_junk_from_many_clients() {
+    let (mut server, port, mut first) = start_cfg(COUNTER_CFG, &[]);
+    let mut rng = Lcg(0x5eed_c0de);
+    let mut socks: Vec<TcpStream> = Vec::new();
+    for round in 0..300 {
+        if socks.len() < 12 || rng.below(4) == 0 {
+            let s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+            s.set_write_timeout(Some(Duration::from_millis(200)))
+                .unwrap();
+            socks.push(s);
+        }
+        let i = rng.below(socks.len() as u64) as usize;
+        let msg: Vec<u8> = match rng.below(8) {
+            0 => {
+                let n = rng.below(4096) as usize;
+                rng.bytes(n)
+            }
+            1 => {
+                let mut v = b"READ ".to_vec();
+                let n = rng.below(40) as usize;
+                v.extend(rng.bytes(n));
+                v.push(b'\n');
+                v
+            }
+            2 => format!("WRITEDATA src.data {}\r\n", rng.below(1 << 31)).into_bytes(),
+            3 => {
+                let mut v = b"WRITEDATA c.reset_counts 7\r\n".to_vec();
+                let n = rng.below(12) as usize;
+                v.extend(rng.bytes(n));
+                v
+            }
+            4 => format!("LLRPC c#{:x} {}\n", rng.next(), rng.below(64)).into_bytes(),
+            5 => {
+                let n = rng.below(2000) as usize;
+                let mut v = rng.bytes(n);
+                for b in v.iter_mut() {
+                    if *b > 0xf0 {
+                        *b = b'\r';
+                    } else if *b > 0xe0 {
+                        *b = b'\n';
+                    }
+                }
+                v
+            }
+            6 => b"READUNTIL c.count ZZZ\r\nabc\r\n".to_vec(),
+            _ => format!("CHECKREAD {}.count\nREAD {}.name\n", round % 7, round % 9).into_bytes(),
+        };
+        // the server may have closed this one (QUIT in the junk, say)
+        let _ = socks[i].write_all(&msg);
+        match rng.below(10) {
+            0 => {
+                let _ = socks[i].shutdown(Shutdown::Write);
+            }
+            1 => {
+                socks.swap_remove(i);
+            }
+            _ => {}
+        }
+    }
+    drop(socks);
+    // still serving, counting, and well-formed
+    assert_eq!(first.read("c.class"), "Counter");
+    let mut fresh = Client::tcp(port, &mut server);
+    assert_eq!(fresh.read("1.name"), "c");
+    let (code, _, err) = stop_and_wait(&mut first, server);
+    assert_eq!(code, 0, "{err}");
+}

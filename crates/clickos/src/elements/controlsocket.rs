@@ -71,7 +71,8 @@ pub static SPEC: ClassSpec = ClassSpec {
     description: "Lets other programs call the router's read and write handlers over a stream \
 socket. TYPE is `TCP` (listen on TCP port PORT) or `UNIX` (listen on the UNIX-domain socket \
 FILENAME, which is removed first and again at cleanup). A TCP PORT may end in `+` (`41930+`): \
-bind PORT or one of the next ten ports. `clickos run -p PORT` and `-u FILE` add a ControlSocket \
+bind PORT or one of the next ten ports; PORT 0 takes any free port. The `port` handler \
+tells the port bound. `clickos run -p PORT` and `-u FILE` add a ControlSocket \
 named `click_driver@@ControlSocket` (then `...@1`, ...). A router with a ControlSocket keeps \
 running while idle, until the global `stop` handler is written or the process gets SIGINT or \
 SIGTERM. Only the userlevel driver (`clickos run`) can run it.\n\n\
@@ -95,12 +96,13 @@ terminator (default: an empty line) as parameter; trailing spaces are ignored.\n
 (no element here implements LLRPCs).\n\
 - `QUIT` (also `CLOSE`): `200 Goodbye!`, then the server closes the connection.\n\
 - `HELP`: lists the commands.\n\n\
-Reply codes: 200 OK; 220 OK with warnings; 500 syntax error (also `Line too long`, \
+Reply codes: 200 OK; 220 OK with warnings (never sent here: no handler reports warnings); 500 syntax error (also `Line too long`, \
 `Not enough data`); 501 unimplemented command; 510 no such element; 511 no such handler; \
 520 write handler error; 521 data too large; 522 LLRPC error; 530 permission denied (write to \
 a read-only handler, read of a write-only one, READONLY); 590 read handler error.\n\n\
 Limits (Click has none): command lines up to 1 MiB (longer: 500 and the line is skipped), \
-payloads up to 8 MiB (larger: 521 and the payload is skipped), 128 clients at once; a client \
+payloads up to 8 MiB (larger: 521 and the payload is skipped; an unterminated READUNTIL / \
+WRITEUNTIL payload past 8 MiB gets 521 and the connection is closed), 128 clients at once; a client \
 that does not read its replies stops being served once 4 MiB are pending.\n\n\
 Keyword arguments:\n\n\
 - `READONLY` (boolean): refuse write handlers (530). Default false.\n\
