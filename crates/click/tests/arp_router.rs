@@ -1,5 +1,6 @@
 //! Click's classic two-interface IP router (conf/make-ip-conf.pl, the SOSP
-//! paper's router), unchanged but for the devices: frames are injected
+//! paper's router: ARP, IP forwarding with every RFC 1812 check, ICMP
+//! errors), unchanged but for the devices: frames are injected
 //! where FromDevice would push them (behind a HostEtherFilter that sets the
 //! packet type annotation, as FromDevice does) and collected where
 //! Queue -> ToDevice would take them. Every output frame is checked byte
@@ -8,7 +9,6 @@
 mod common;
 mod frames;
 
-use click::prelude::Registry;
 use common::*;
 use frames::*;
 
@@ -25,39 +25,20 @@ const GW_IP: Ip4 = [10, 0, 0, 254];
 
 /// The per-interface forwarding path of make-ip-conf.pl (with PaintTee, as
 /// in Click's SOSP router; the script's CheckPaint predates CheckPaint's
-/// current meaning). IPGWOptions and IPFragmenter are used when the engine
-/// has them; until they land, `Null` stands in for them (and their error
-/// outputs are left out). Nothing below sends packets with IP options or
-/// larger than 1500 bytes through that path, so the expected frames are
-/// the same either way.
-fn forwarding(i: usize, ip: &str, full: bool) -> String {
-    let (gio, fr, errs) = if full {
-        (
-            format!("gio{i} :: IPGWOptions({ip})"),
-            format!("fr{i} :: IPFragmenter(1500)"),
-            format!(
-                "fr{i}[1] -> ICMPError({ip}, unreachable, needfrag) -> rt;
-                 gio{i}[1] -> ICMPError({ip}, parameterproblem) -> rt;"
-            ),
-        )
-    } else {
-        (
-            format!("gio{i} :: Null /* IPGWOptions({ip}) */"),
-            format!("fr{i} :: Null /* IPFragmenter(1500) */"),
-            String::new(),
-        )
-    };
+/// current meaning).
+fn forwarding(i: usize, ip: &str) -> String {
     let o = i + 1;
     format!(
         "rt[{o}] -> db{i} :: DropBroadcasts
              -> cp{i} :: PaintTee({o})
-             -> {gio}
+             -> gio{i} :: IPGWOptions({ip})
              -> FixIPSrc({ip})
              -> dt{i} :: DecIPTTL
-             -> {fr}
+             -> fr{i} :: IPFragmenter(1500)
              -> [0]arpq{i};
          dt{i}[1] -> ICMPError({ip}, timeexceeded) -> rt;
-         {errs}
+         fr{i}[1] -> ICMPError({ip}, unreachable, needfrag) -> rt;
+         gio{i}[1] -> ICMPError({ip}, parameterproblem) -> rt;
          cp{i}[1] -> ICMPError({ip}, redirect, host) -> rt;
          c{i}[3] -> Print(xx{i}) -> Discard;
         "
@@ -79,7 +60,7 @@ fn interface(i: usize, ip: &str, eth: &str) -> String {
     )
 }
 
-fn router_config(full: bool) -> String {
+fn router_config() -> String {
     format!(
         "// eth0 10.0.0.1 00:00:C0:00:00:01
          // eth1 192.168.1.1 00:00:C0:00:01:01
@@ -108,8 +89,8 @@ fn router_config(full: bool) -> String {
          {f1}",
         if0 = interface(0, "10.0.0.1", "00:00:C0:00:00:01"),
         if1 = interface(1, "192.168.1.1", "00:00:C0:00:01:01"),
-        f0 = forwarding(0, "10.0.0.1", full),
-        f1 = forwarding(1, "192.168.1.1", full),
+        f0 = forwarding(0, "10.0.0.1"),
+        f1 = forwarding(1, "192.168.1.1"),
     )
 }
 
@@ -153,13 +134,8 @@ fn send(r: &TestRouter, i: usize, frames: &[Vec<u8>]) -> Outs {
 
 #[test]
 fn classic_ip_router() {
-    let reg = Registry::with_builtin();
-    let full = reg.get("IPGWOptions").is_some() && reg.get("IPFragmenter").is_some();
-    if !full {
-        eprintln!("note: IPGWOptions/IPFragmenter not in the engine yet; Null stands in");
-    }
     clear_collected();
-    let r = router(&router_config(full));
+    let r = router(&router_config());
 
     // 1. ARP requests for the router's addresses are answered on the
     //    interface they came from; others are ignored.
@@ -330,6 +306,60 @@ fn classic_ip_router() {
         r.stderr()
     );
 
+    // 13. Too big for eth1's 1500-byte MTU: two fragments (1480 data bytes,
+    //     then the remaining 120), TTL decremented before fragmenting.
+    let big = Ip::new(H1_IP, H2_IP, 17, &udp(7, 7, &[0x5a; 1592])).id(0x0b16);
+    let bp = big.bytes()[20..].to_vec();
+    assert_eq!(bp.len(), 1600);
+    let o = send(&r, 0, &[eth(R0, H1, 0x0800, &big.bytes())]);
+    let mut f1 = big.clone().ttl(63).frag(0x2000);
+    f1.payload = bp[..1480].to_vec();
+    let mut f2 = big.clone().ttl(63).frag(1480 / 8);
+    f2.payload = bp[1480..].to_vec();
+    assert_eq!(
+        o.out1,
+        vec![
+            eth(H2, R1, 0x0800, &f1.bytes()),
+            eth(H2, R1, 0x0800, &f2.bytes())
+        ]
+    );
+    assert_eq!(f1.bytes().len(), 1500);
+    assert!(o.out0.is_empty());
+
+    // 14. The same with DF: "fragmentation needed" back to H1 (next-hop MTU
+    //     0: the classic configuration gives no PMTU), quoting the first 548
+    //     bytes of the packet as the fragmenter saw it (TTL 63).
+    let df = big.clone().frag(0x4000);
+    let o = send(&r, 0, &[eth(R0, H1, 0x0800, &df.bytes())]);
+    let seen = df.clone().ttl(63).bytes();
+    let nf = Ip::new(R0_IP, H1_IP, 1, &icmp(3, 4, [0; 4], &seen[..548]))
+        .ttl(199)
+        .id(1);
+    assert_eq!(o.out0, vec![eth(H1, R0, 0x0800, &nf.bytes())]);
+    assert!(o.out1.is_empty());
+
+    // 15. Record Route: eth1's IPGWOptions records 192.168.1.1.
+    let rr = udp_ip(H1_IP, H2_IP, 64, 9).options(&[7, 7, 4, 0, 0, 0, 0, 1]);
+    let o = send(&r, 0, &[eth(R0, H1, 0x0800, &rr.bytes())]);
+    let recorded = rr.clone().ttl(63).options(&[7, 7, 8, 192, 168, 1, 1, 1]);
+    assert_eq!(o.out1, vec![eth(H2, R1, 0x0800, &recorded.bytes())]);
+
+    // 16. A Record Route pointer below 4 is a parameter problem: the error
+    //     points at the pointer byte (offset 22) and quotes the packet as
+    //     it arrived.
+    let bad_rr = udp_ip(H1_IP, H2_IP, 64, 10).options(&[7, 7, 3, 0, 0, 0, 0, 1]);
+    let o = send(&r, 0, &[eth(R0, H1, 0x0800, &bad_rr.bytes())]);
+    let pp = Ip::new(
+        R0_IP,
+        H1_IP,
+        1,
+        &icmp(12, 0, [22, 0, 0, 0], &bad_rr.bytes()),
+    )
+    .ttl(199)
+    .id(1);
+    assert_eq!(o.out0, vec![eth(H1, R0, 0x0800, &pp.bytes())]);
+    assert!(o.out1.is_empty());
+
     // The ARP tables hold what was learned. Through the Tee every querier
     // sees every reply, so both learned all three neighbours.
     let table = "192.168.1.5 1 52-54-00-00-01-05 0.000000\n10.0.0.2 1 52-54-00-00-00-02 0.000000\n10.0.0.254 1 52-54-00-00-00-FE 0.000000\n";
@@ -412,7 +442,7 @@ fn no_panics_on_bad_frames() {
         r.inject("src", 0, &inputs);
         r.run();
     }
-    let r = router(&router_config(false));
+    let r = router(&router_config());
     r.inject("in0", 0, &inputs);
     r.inject("in1", 0, &inputs);
     clear_collected();
