@@ -774,3 +774,22 @@ fn random_fragmentations_reassemble_and_garbage_never_panics() {
         32,
     );
 }
+
+#[test]
+fn max_mtu_annotation() {
+    let (_, p) = big_udp(0x999);
+    run_with(
+        "src :: BatchSrc -> MarkIPHeader -> IPFragmenter(1200) -> IPReassembler(MAX_MTU_ANNO 20, MAX_MEMORY 100000) -> out :: Collect;",
+        std::slice::from_ref(&p),
+        32,
+    );
+    let out = collected("out");
+    assert_eq!(out[0].data, p);
+    // Largest fragment: 20 + 1176 bytes, stored as Click's set_anno_u16.
+    assert_eq!(&out[0].anno.bytes[20..22], &1196u16.to_ne_bytes());
+    assert!(try_build(
+        "src :: BatchSrc -> IPReassembler(MAX_MTU_ANNO 47) -> Discard;",
+        1
+    )
+    .is_err());
+}

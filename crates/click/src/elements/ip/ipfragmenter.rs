@@ -1,6 +1,7 @@
 //! IPFragmenter: fragments large IP packets.
 
 use super::iputil::set_ip_checksum;
+use crate::elements::standard::util::Rng;
 use crate::prelude::*;
 use alloc::format;
 use core::net::Ipv4Addr;
@@ -14,7 +15,7 @@ pub struct IPFragmenter {
     drops: u64,
     fragments: u64,
     fragmented: u64,
-    rng: u64,
+    rng: Rng,
 }
 
 pub static SPEC: ClassSpec = ClassSpec {
@@ -44,7 +45,7 @@ trimmed to its IP length and passed on. Packets whose IP header is malformed (he
 length inconsistent with the packet) are dropped and counted in `drops`.\n\n\
 Keyword arguments:\n\n\
 - `HONOR_DF` (boolean): if false, ignore DF and fragment every packet longer than MTU; such \
-fragments get a random IP ID and DF cleared. Default true.\n\
+fragments get a (pseudo-)random IP ID and DF cleared. Default true.\n\
 - `VERBOSE` (boolean): report every DF packet. Default false.\n\
 - `HEADROOM` (unsigned): headroom of the second and later fragments. Default 64.",
     ports: "one input; one or two outputs (1: packets that may not be fragmented)",
@@ -76,7 +77,7 @@ fragments get a random IP ID and DF cleared. Default true.\n\
             drops: 0,
             fragments: 0,
             fragmented: 0,
-            rng: 0x9e37_79b9_7f4a_7c15,
+            rng: Rng::new(0),
         })
     },
 };
@@ -158,13 +159,7 @@ impl IPFragmenter {
     }
 
     fn random_id(&mut self) -> u16 {
-        // xorshift64*
-        let mut x = self.rng;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.rng = x;
-        (x.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 48) as u16
+        (self.rng.next_u64() >> 48) as u16
     }
 
     /// Handles one packet; fragments go to `out`.
@@ -200,7 +195,7 @@ impl IPFragmenter {
         let first_dlen = (mtu - hlen) & !7;
         let in_dlen = ip_len - hlen;
         let new_id = self.random_id();
-        let nh_off = p.network_header_offset().unwrap_or(0);
+        let nh_off: isize = p.network_header_offset().unwrap_or(0);
         let anno = p.anno().clone();
         let Some(ip) = p.network_header_mut() else {
             return;
@@ -250,7 +245,7 @@ impl IPFragmenter {
             off += dlen;
         }
         // The first fragment: the original packet, cut after its data.
-        let keep = nh_off.max(0) as usize + hlen + first_dlen;
+        let keep = (nh_off + (hlen + first_dlen) as isize).max(0) as usize;
         let len = p.len();
         p.take(len.saturating_sub(keep));
         self.fragments += 1 + rest.len() as u64;
@@ -282,15 +277,18 @@ impl Element for IPFragmenter {
     }
 
     fn initialize(&mut self, cx: &Ctx) -> Result<(), String> {
-        let t = cx.now();
-        self.rng ^= (t.nsec() as u64).rotate_left(17) ^ cx.index() as u64;
-        if self.rng == 0 {
-            self.rng = 1;
-        }
+        // Seeded from the element's name, so runs repeat.
+        self.rng = Rng::from_name(cx.name());
         Ok(())
     }
 
     fn push(&mut self, _port: usize, p: Packet, cx: &Ctx) {
+        if p.network_header()
+            .is_some_and(|h| h.len() <= self.mtu as usize)
+        {
+            cx.push(0, p);
+            return;
+        }
         let mut out = Batch::new();
         self.process(p, &mut out, cx);
         if out.len() == 1 {

@@ -92,7 +92,7 @@ Click's user-level `OUTFILE` keyword is not supported.",
         mode: HandlerMode::ReadWrite,
         text: "The ACTIVE value.",
     }],
-    live_reconfigure: true,
+    live_reconfigure: false,
     order_sensitive: true,
     make: || Box::new(IPPrint::default()),
 };
