@@ -1,8 +1,8 @@
 //! CheckARPHeader: checks ARP headers.
 
+use crate::elements::standard::util::DropStats;
 use crate::prelude::*;
 use alloc::format;
-use core::fmt::Write as _;
 
 const REASONS: [&str; 4] = [
     "tiny packet",
@@ -15,9 +15,7 @@ const REASONS: [&str; 4] = [
 #[derive(Default)]
 pub struct CheckARPHeader {
     offset: usize,
-    verbose: bool,
-    details: Option<[u64; 4]>,
-    drops: u64,
+    stats: DropStats<4>,
 }
 
 pub static SPEC: ClassSpec = ClassSpec {
@@ -87,12 +85,8 @@ impl CheckARPHeader {
 
     #[cold]
     fn drop(&mut self, reason: usize, p: Packet, cx: &Ctx) {
-        if self.drops == 0 || self.verbose {
+        if self.stats.record(reason) {
             cx.error_line(&format!("ARP header check failed: {}", REASONS[reason]));
-        }
-        self.drops += 1;
-        if let Some(d) = &mut self.details {
-            d[reason] += 1;
         }
         if cx.noutputs() > 1 {
             cx.push(1, p);
@@ -104,12 +98,9 @@ impl Element for CheckARPHeader {
     fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
         let mut a = Args::new(config);
         let offset = a.read_p::<usize>("OFFSET")?.unwrap_or(0);
-        let verbose = a.read::<bool>("VERBOSE")?.unwrap_or(false);
-        let details = a.read::<bool>("DETAILS")?.unwrap_or(false);
+        self.stats.configure(&mut a)?;
         a.complete()?;
         self.offset = offset;
-        self.verbose = verbose;
-        self.details = details.then_some([0; 4]);
         Ok(())
     }
 
@@ -132,15 +123,7 @@ impl Element for CheckARPHeader {
 
     fn read_handler(&mut self, name: &str, _cx: &Ctx) -> Option<HandlerResult<String>> {
         match name {
-            "drops" => Some(Ok(self.drops.to_string())),
-            "drop_details" => {
-                let d = self.details.as_ref()?;
-                let mut s = String::new();
-                for (n, r) in d.iter().zip(REASONS) {
-                    let _ = writeln!(s, "{}\t{}", n, r);
-                }
-                Some(Ok(s))
-            }
+            "drops" | "drop_details" => self.stats.read_handler(name, &REASONS),
             _ => None,
         }
     }

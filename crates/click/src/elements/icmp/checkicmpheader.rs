@@ -1,19 +1,17 @@
 //! CheckICMPHeader: checks ICMP headers.
 
+use crate::elements::standard::util::DropStats;
 use crate::prelude::*;
 use alloc::format;
 use click_wire::checksum::ip_checksum;
 use click_wire::icmp::icmp_type;
-use core::fmt::Write as _;
 
 const REASONS: [&str; 3] = ["not ICMP", "bad packet length", "bad ICMP checksum"];
 
 /// `CheckICMPHeader([KEYWORDS])`.
 #[derive(Default)]
 pub struct CheckICMPHeader {
-    verbose: bool,
-    details: Option<[u64; 3]>,
-    drops: u64,
+    stats: DropStats<3>,
 }
 
 pub static SPEC: ClassSpec = ClassSpec {
@@ -88,16 +86,12 @@ fn check(p: &Packet) -> Result<(), usize> {
 impl CheckICMPHeader {
     #[cold]
     fn drop(&mut self, reason: usize, p: Packet, cx: &Ctx) {
-        if self.drops == 0 || self.verbose {
+        if self.stats.record(reason) {
             cx.error_line(&format!(
                 "{}: ICMP header check failed: {}",
                 cx.name(),
                 REASONS[reason]
             ));
-        }
-        self.drops += 1;
-        if let Some(d) = &mut self.details {
-            d[reason] += 1;
         }
         if cx.noutputs() > 1 {
             cx.push(1, p);
@@ -108,11 +102,8 @@ impl CheckICMPHeader {
 impl Element for CheckICMPHeader {
     fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
         let mut a = Args::new(config);
-        let verbose = a.read::<bool>("VERBOSE")?.unwrap_or(false);
-        let details = a.read::<bool>("DETAILS")?.unwrap_or(false);
+        self.stats.configure(&mut a)?;
         a.complete()?;
-        self.verbose = verbose;
-        self.details = details.then_some([0; 3]);
         Ok(())
     }
 
@@ -128,15 +119,7 @@ impl Element for CheckICMPHeader {
 
     fn read_handler(&mut self, name: &str, _cx: &Ctx) -> Option<HandlerResult<String>> {
         match name {
-            "drops" => Some(Ok(self.drops.to_string())),
-            "drop_details" => {
-                let d = self.details.as_ref()?;
-                let mut s = String::new();
-                for (n, r) in d.iter().zip(REASONS) {
-                    let _ = writeln!(s, "{}\t{}", n, r);
-                }
-                Some(Ok(s))
-            }
+            "drops" | "drop_details" => self.stats.read_handler(name, &REASONS),
             _ => None,
         }
     }

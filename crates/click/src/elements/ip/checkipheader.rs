@@ -1,9 +1,9 @@
 //! CheckIPHeader: checks IP headers for correctness.
 
+use crate::elements::standard::util::DropStats;
 use crate::prelude::*;
 use alloc::format;
 use click_lang::args::{parse_ipv4, parse_ipv4_prefix, parse_u64, split_words, RawString};
-use core::fmt::Write as _;
 
 const REASONS: [&str; 6] = [
     "tiny packet",
@@ -31,9 +31,7 @@ pub struct CheckIPHeader {
     bad_src: Vec<[u8; 4]>,
     good_dst: Vec<[u8; 4]>,
     checksum: bool,
-    verbose: bool,
-    details: Option<[u64; 6]>,
-    drops: u64,
+    stats: DropStats<6>,
 }
 
 impl Default for CheckIPHeader {
@@ -43,9 +41,7 @@ impl Default for CheckIPHeader {
             bad_src: Vec::new(),
             good_dst: Vec::new(),
             checksum: true,
-            verbose: false,
-            details: None,
-            drops: 0,
+            stats: DropStats::default(),
         }
     }
 }
@@ -158,16 +154,12 @@ impl CheckIPHeader {
 
     #[cold]
     fn drop(&mut self, r: Reason, p: Packet, cx: &Ctx) {
-        if self.drops == 0 || self.verbose {
+        if self.stats.record(r as usize) {
             cx.error_line(&format!(
                 "{}: IP header check failed: {}",
                 cx.name(),
                 REASONS[r as usize]
             ));
-        }
-        self.drops += 1;
-        if let Some(d) = &mut self.details {
-            d[r as usize] += 1;
         }
         if cx.noutputs() == 2 {
             cx.push(1, p);
@@ -199,8 +191,7 @@ impl Element for CheckIPHeader {
             good_dst = addr_list("GOODDST", &s)?;
         }
         let mut offset = a.read::<usize>("OFFSET")?.unwrap_or(0);
-        let verbose = a.read::<bool>("VERBOSE")?.unwrap_or(false);
-        let details = a.read::<bool>("DETAILS")?.unwrap_or(false);
+        self.stats.configure(&mut a)?;
         let checksum = a.read::<bool>("CHECKSUM")?.unwrap_or(true);
         let rest = a.rest();
         if rest.is_empty() {
@@ -224,9 +215,7 @@ impl Element for CheckIPHeader {
         self.offset = offset;
         self.bad_src = bad_src;
         self.good_dst = good_dst;
-        self.verbose = verbose;
         self.checksum = checksum;
-        self.details = if details { Some([0; 6]) } else { None };
         Ok(())
     }
 
@@ -278,15 +267,7 @@ impl Element for CheckIPHeader {
 
     fn read_handler(&mut self, name: &str, _cx: &Ctx) -> Option<HandlerResult<String>> {
         match name {
-            "drops" => Some(Ok(self.drops.to_string())),
-            "drop_details" => {
-                let d = self.details.as_ref()?;
-                let mut s = String::new();
-                for (n, r) in d.iter().zip(REASONS) {
-                    let _ = writeln!(s, "{}\t{}", n, r);
-                }
-                Some(Ok(s))
-            }
+            "drops" | "drop_details" => self.stats.read_handler(name, &REASONS),
             _ => None,
         }
     }

@@ -2,9 +2,9 @@
 //! correctness (lengths, checksums).
 
 use super::iputil::transport_checksum_ok;
+use crate::elements::standard::util::DropStats;
 use crate::prelude::*;
 use alloc::format;
-use core::fmt::Write as _;
 
 const UDP_REASONS: [&str; 3] = ["not UDP", "bad packet length", "bad UDP checksum"];
 const TCP_REASONS: [&str; 3] = ["not TCP", "bad packet length", "bad TCP checksum"];
@@ -18,9 +18,7 @@ enum Proto {
 /// The state shared by CheckUDPHeader and CheckTCPHeader.
 pub struct CheckTransportHeader {
     proto: Proto,
-    verbose: bool,
-    details: Option<[u64; 3]>,
-    drops: u64,
+    stats: DropStats<3>,
 }
 
 /// `CheckUDPHeader([KEYWORDS])`.
@@ -32,9 +30,7 @@ impl CheckTransportHeader {
     fn new(proto: Proto) -> Self {
         CheckTransportHeader {
             proto,
-            verbose: false,
-            details: None,
-            drops: 0,
+            stats: DropStats::default(),
         }
     }
 }
@@ -169,7 +165,7 @@ impl CheckTransportHeader {
 
     #[cold]
     fn drop(&mut self, reason: usize, p: Packet, cx: &Ctx) {
-        if self.drops == 0 || self.verbose {
+        if self.stats.record(reason) {
             match self.proto {
                 Proto::Udp => {
                     cx.error_line(&format!("UDP header check failed: {}", UDP_REASONS[reason]))
@@ -181,10 +177,6 @@ impl CheckTransportHeader {
                 )),
             }
         }
-        self.drops += 1;
-        if let Some(d) = &mut self.details {
-            d[reason] += 1;
-        }
         if cx.noutputs() > 1 {
             cx.push(1, p);
         }
@@ -194,11 +186,8 @@ impl CheckTransportHeader {
 impl Element for CheckTransportHeader {
     fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
         let mut a = Args::new(config);
-        let verbose = a.read::<bool>("VERBOSE")?.unwrap_or(false);
-        let details = a.read::<bool>("DETAILS")?.unwrap_or(false);
+        self.stats.configure(&mut a)?;
         a.complete()?;
-        self.verbose = verbose;
-        self.details = if details { Some([0; 3]) } else { None };
         Ok(())
     }
 
@@ -215,18 +204,12 @@ impl Element for CheckTransportHeader {
 
     fn read_handler(&mut self, name: &str, _cx: &Ctx) -> Option<HandlerResult<String>> {
         match name {
-            "drops" => Some(Ok(self.drops.to_string())),
-            "drop_details" => {
-                let d = self.details.as_ref()?;
+            "drops" | "drop_details" => {
                 let reasons = match self.proto {
-                    Proto::Udp => UDP_REASONS,
-                    Proto::Tcp => TCP_REASONS,
+                    Proto::Udp => &UDP_REASONS,
+                    Proto::Tcp => &TCP_REASONS,
                 };
-                let mut s = String::new();
-                for (n, r) in d.iter().zip(reasons) {
-                    let _ = writeln!(s, "{}\t{}", n, r);
-                }
-                Some(Ok(s))
+                self.stats.read_handler(name, reasons)
             }
             _ => None,
         }
