@@ -22,11 +22,50 @@ fn read_anno(a: &mut Args) -> Result<usize, String> {
     }
 }
 
+/// The `COLOR [, ANNO]` configuration and `color` handler that Paint,
+/// CheckPaint and PaintTee share.
+#[derive(Default)]
+struct ColorAnno {
+    color: u8,
+    anno: usize,
+}
+
+impl ColorAnno {
+    fn configure(&mut self, config: &str) -> Result<(), String> {
+        let mut a = Args::new(config);
+        let color = a.read_mp::<u8>("COLOR")?;
+        let anno = read_anno(&mut a)?;
+        a.complete()?;
+        self.color = color;
+        self.anno = anno;
+        Ok(())
+    }
+
+    /// Whether `p`'s annotation byte holds the color.
+    #[inline]
+    fn matches(&self, p: &Packet) -> bool {
+        p.anno().u8_at(self.anno) == self.color
+    }
+
+    fn read_handler(&self, name: &str) -> Option<HandlerResult<String>> {
+        (name == "color").then(|| Ok(self.color.to_string()))
+    }
+
+    fn write_handler(&mut self, name: &str, value: &str) -> Option<HandlerResult<()>> {
+        (name == "color").then(|| match util::parse_int(value) {
+            Some(c) if (0..=255).contains(&c) => {
+                self.color = c as u8;
+                Ok(())
+            }
+            _ => Err("expected integer between 0 and 255".into()),
+        })
+    }
+}
+
 /// `Paint(COLOR [, ANNO])`: sets a packet's paint annotation.
 #[derive(Default)]
 pub struct Paint {
-    color: u8,
-    anno: usize,
+    c: ColorAnno,
 }
 
 pub static SPEC: ClassSpec = ClassSpec {
@@ -51,47 +90,35 @@ to COLOR, an integer 0..255.",
 
 impl Element for Paint {
     fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
-        let color = a.read_mp::<u8>("COLOR")?;
-        let anno = read_anno(&mut a)?;
-        a.complete()?;
-        self.color = color;
-        self.anno = anno;
-        Ok(())
+        self.c.configure(config)
     }
 
     #[inline]
     fn simple_action(&mut self, mut p: Packet, _cx: &Ctx) -> Option<Packet> {
-        p.anno_mut().set_u8_at(self.anno, self.color);
+        p.anno_mut().set_u8_at(self.c.anno, self.c.color);
         Some(p)
     }
 
     fn push_batch(&mut self, _port: usize, mut b: Batch, cx: &Ctx) {
         for p in b.iter_mut() {
-            p.anno_mut().set_u8_at(self.anno, self.color);
+            p.anno_mut().set_u8_at(self.c.anno, self.c.color);
         }
         cx.push_batch(0, b);
     }
 
     fn read_handler(&mut self, name: &str, _cx: &Ctx) -> Option<HandlerResult<String>> {
-        (name == "color").then(|| Ok(self.color.to_string()))
+        self.c.read_handler(name)
     }
 
     fn write_handler(&mut self, name: &str, value: &str, _cx: &Ctx) -> Option<HandlerResult<()>> {
-        (name == "color").then(|| match util::parse_int(value) {
-            Some(c) if (0..=255).contains(&c) => {
-                self.color = c as u8;
-                Ok(())
-            }
-            _ => Err("expected integer between 0 and 255".into()),
-        })
+        self.c.write_handler(name, value)
     }
 
     fn current_config(&self) -> Option<String> {
-        if self.anno == PAINT_ANNO_OFFSET {
-            Some(self.color.to_string())
+        if self.c.anno == PAINT_ANNO_OFFSET {
+            Some(self.c.color.to_string())
         } else {
-            Some(alloc::format!("{}, {}", self.color, self.anno))
+            Some(alloc::format!("{}, {}", self.c.color, self.c.anno))
         }
     }
 
@@ -143,8 +170,7 @@ impl Element for PaintSwitch {
 /// `CheckPaint(COLOR [, ANNO])`: separates packets of one paint.
 #[derive(Default)]
 pub struct CheckPaint {
-    color: u8,
-    anno: usize,
+    c: ColorAnno,
 }
 
 pub static CHECKPAINT_SPEC: ClassSpec = ClassSpec {
@@ -169,18 +195,12 @@ out output 0; others go out output 1 if it exists, and are dropped otherwise.",
 
 impl Element for CheckPaint {
     fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
-        let color = a.read_mp::<u8>("COLOR")?;
-        let anno = read_anno(&mut a)?;
-        a.complete()?;
-        self.color = color;
-        self.anno = anno;
-        Ok(())
+        self.c.configure(config)
     }
 
     #[inline]
     fn push(&mut self, _port: usize, p: Packet, cx: &Ctx) {
-        if p.anno().u8_at(self.anno) == self.color {
+        if self.c.matches(&p) {
             cx.push(0, p);
         } else {
             cx.push(1, p);
@@ -189,7 +209,7 @@ impl Element for CheckPaint {
 
     fn pull(&mut self, _port: usize, cx: &Ctx) -> Option<Packet> {
         let p = cx.pull(0)?;
-        if p.anno().u8_at(self.anno) == self.color {
+        if self.c.matches(&p) {
             Some(p)
         } else {
             cx.push(1, p);
@@ -198,17 +218,11 @@ impl Element for CheckPaint {
     }
 
     fn read_handler(&mut self, name: &str, _cx: &Ctx) -> Option<HandlerResult<String>> {
-        (name == "color").then(|| Ok(self.color.to_string()))
+        self.c.read_handler(name)
     }
 
     fn write_handler(&mut self, name: &str, value: &str, _cx: &Ctx) -> Option<HandlerResult<()>> {
-        (name == "color").then(|| match util::parse_int(value) {
-            Some(c) if (0..=255).contains(&c) => {
-                self.color = c as u8;
-                Ok(())
-            }
-            _ => Err("expected integer between 0 and 255".into()),
-        })
+        self.c.write_handler(name, value)
     }
 
     crate::element_any!();
@@ -217,8 +231,7 @@ impl Element for CheckPaint {
 /// `PaintTee(COLOR [, ANNO])`: copies packets of one paint to output 1.
 #[derive(Default)]
 pub struct PaintTee {
-    color: u8,
-    anno: usize,
+    c: ColorAnno,
 }
 
 pub static PAINTTEE_SPEC: ClassSpec = ClassSpec {
@@ -247,34 +260,22 @@ pt[1] -> ICMPError(18.26.4.24, redirect, host) -> rt;\n```",
 
 impl Element for PaintTee {
     fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
-        let color = a.read_mp::<u8>("COLOR")?;
-        let anno = read_anno(&mut a)?;
-        a.complete()?;
-        self.color = color;
-        self.anno = anno;
-        Ok(())
+        self.c.configure(config)
     }
 
     fn simple_action(&mut self, p: Packet, cx: &Ctx) -> Option<Packet> {
-        if p.anno().u8_at(self.anno) == self.color {
+        if self.c.matches(&p) {
             cx.push(1, p.clone_in(cx.pool()));
         }
         Some(p)
     }
 
     fn read_handler(&mut self, name: &str, _cx: &Ctx) -> Option<HandlerResult<String>> {
-        (name == "color").then(|| Ok(self.color.to_string()))
+        self.c.read_handler(name)
     }
 
     fn write_handler(&mut self, name: &str, value: &str, _cx: &Ctx) -> Option<HandlerResult<()>> {
-        (name == "color").then(|| match util::parse_int(value) {
-            Some(c) if (0..=255).contains(&c) => {
-                self.color = c as u8;
-                Ok(())
-            }
-            _ => Err("expected integer between 0 and 255".into()),
-        })
+        self.c.write_handler(name, value)
     }
 
     crate::element_any!();
