@@ -478,8 +478,8 @@ pub fn call_read_handlers(
     }
 }
 
-/// User and system CPU seconds of this process (Linux /proc).
-fn cpu_times() -> (f64, f64) {
+/// User and system CPU seconds of this process, all threads (Linux /proc).
+pub fn cpu_times() -> (f64, f64) {
     let Ok(s) = std::fs::read_to_string("/proc/self/stat") else {
         return (0.0, 0.0);
     };
@@ -487,7 +487,9 @@ fn cpu_times() -> (f64, f64) {
         return (0.0, 0.0);
     };
     let f: Vec<&str> = s[rp + 1..].split_whitespace().collect();
-    let t = |i: usize| f.get(i).and_then(|x| x.parse::<f64>().ok()).unwrap_or(0.0) / 100.0;
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    let t = |i: usize| f.get(i).and_then(|x| x.parse::<f64>().ok()).unwrap_or(0.0) / hz;
     (t(11), t(12))
 }
 

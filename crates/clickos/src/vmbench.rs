@@ -81,15 +81,8 @@ fn reaper() -> (mpsc::Sender<Instance>, std::thread::JoinHandle<()>) {
 
 /// (user + system) CPU seconds of this whole process, all threads.
 fn process_cpu() -> f64 {
-    let Ok(s) = std::fs::read_to_string("/proc/self/stat") else {
-        return 0.0;
-    };
-    let Some(rp) = s.rfind(')') else { return 0.0 };
-    let f: Vec<&str> = s[rp + 1..].split_whitespace().collect();
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
-    let t = |i: usize| f.get(i).and_then(|x| x.parse::<f64>().ok()).unwrap_or(0.0);
-    (t(11) + t(12)) / hz
+    let (user, system) = crate::driver::cpu_times();
+    user + system
 }
 
 fn meminfo_kib(key: &str) -> Option<u64> {
