@@ -161,6 +161,11 @@ pub struct RouterOptions {
     /// Whatever the host wants its own elements to reach (vNIC rings in an
     /// instance, say); elements get it with [`Ctx::host`].
     pub host: Option<alloc::rc::Rc<dyn core::any::Any>>,
+    /// Under `-j N` the driver runs one copy of the router per thread:
+    /// this copy's thread index (0-based) ...
+    pub thread: usize,
+    /// ... and the number of threads (1 when single-threaded).
+    pub nthreads: usize,
 }
 
 impl Default for RouterOptions {
@@ -169,6 +174,8 @@ impl Default for RouterOptions {
             max_batch: 32,
             pool_size: 4096,
             host: None,
+            thread: 0,
+            nthreads: 1,
         }
     }
 }
@@ -197,6 +204,8 @@ pub struct Core {
     driver_manager: Cell<Option<usize>>,
     max_batch: usize,
     host: Option<alloc::rc::Rc<dyn core::any::Any>>,
+    thread: usize,
+    nthreads: usize,
 }
 
 /// A running (or ready-to-run) router.
@@ -626,6 +635,8 @@ impl Router {
                 opts.max_batch.max(1)
             },
             host: opts.host.clone(),
+            thread: opts.thread,
+            nthreads: opts.nthreads.max(1),
         };
         let router = Router { core };
 
@@ -1185,6 +1196,18 @@ impl<'a> Ctx<'a> {
     #[inline]
     pub fn now(&self) -> Timestamp {
         self.core.clock.now()
+    }
+
+    /// This router copy's thread index ([`RouterOptions::thread`]).
+    #[inline]
+    pub fn thread(&self) -> usize {
+        self.core.thread
+    }
+
+    /// How many threads run copies of this router ([`RouterOptions::nthreads`]).
+    #[inline]
+    pub fn nthreads(&self) -> usize {
+        self.core.nthreads
     }
 
     #[inline]
