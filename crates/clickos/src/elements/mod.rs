@@ -1,12 +1,16 @@
-//! The host's std-only elements: pcap and IP summary dumps, ControlSocket.
+//! The host's std-only elements: pcap and IP summary dumps, ControlSocket,
+//! Linux network devices (FromDevice, ToDevice).
 
 use click::element::ClassSpec;
 use click::registry::Registry;
 
 pub mod controlsocket;
+pub mod fromdevice;
 pub mod fromdump;
 pub mod fromipsummarydump;
 pub mod ipsumdump;
+pub mod netdev;
+pub mod todevice;
 pub mod todump;
 pub mod toipsummarydump;
 
@@ -17,6 +21,8 @@ pub static SPECS: &[&ClassSpec] = &[
     &fromipsummarydump::SPEC,
     &toipsummarydump::SPEC,
     &controlsocket::SPEC,
+    &fromdevice::SPEC,
+    &todevice::SPEC,
 ];
 
 /// The registry the driver uses: the engine's classes plus these.
