@@ -1,0 +1,538 @@
+//! FromDevice / ToDevice on real interfaces: three network namespaces
+//! a - m - b joined by veth pairs; `clickos run` in m bridges the two
+//! links at layer 2 (FromDevice(ma) -> Queue -> ToDevice(mb) and back),
+//! and real programs in a and b talk through it: ping, a TCP transfer
+//! checked end to end, a UDP flood whose delivered rate is reported.
+//! Needs root and `ip netns`; skips (with a message) otherwise.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream, UdpSocket};
+use std::os::fd::AsRawFd;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+static SEQ: AtomicU32 = AtomicU32::new(0);
+
+fn can_run() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipping: needs root for network namespaces");
+        return false;
+    }
+    match Command::new("ip").args(["netns", "list"]).output() {
+        Ok(o) if o.status.success() => true,
+        _ => {
+            eprintln!("skipping: `ip netns` unavailable");
+            false
+        }
+    }
+}
+
+fn ip(args: &[&str]) {
+    let o = Command::new("ip").args(args).output().expect("run ip");
+    assert!(
+        o.status.success(),
+        "ip {}: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// Three namespaces and two veth pairs, deleted on drop.
+struct Net {
+    a: String,
+    m: String,
+    b: String,
+    /// 10.SUBNET.0.0/24
+    subnet: u8,
+}
+
+impl Net {
+    fn new() -> Net {
+        let k = SEQ.fetch_add(1, Ordering::Relaxed);
+        let p = format!("ck{}x{k}", std::process::id());
+        let n = Net {
+            a: format!("{p}a"),
+            m: format!("{p}m"),
+            b: format!("{p}b"),
+            subnet: 60 + k as u8,
+        };
+        for ns in [&n.a, &n.m, &n.b] {
+            ip(&["netns", "add", ns]);
+        }
+        // created from inside m so the names never meet the root namespace
+        for (dev, peer) in [("ma", &n.a), ("mb", &n.b)] {
+            ip(&[
+                "netns", "exec", &n.m, "ip", "link", "add", "name", dev, "type", "veth", "peer",
+                "name", "eth0", "netns", peer,
+            ]);
+            ip(&["-n", &n.m, "link", "set", "dev", dev, "up"]);
+        }
+        ip(&[
+            "-n",
+            &n.a,
+            "addr",
+            "add",
+            &format!("10.{}.0.1/24", n.subnet),
+            "dev",
+            "eth0",
+        ]);
+        ip(&[
+            "-n",
+            &n.b,
+            "addr",
+            "add",
+            &format!("10.{}.0.2/24", n.subnet),
+            "dev",
+            "eth0",
+        ]);
+        for ns in [&n.a, &n.b] {
+            ip(&["-n", ns, "link", "set", "dev", "eth0", "up"]);
+            ip(&["-n", ns, "link", "set", "dev", "lo", "up"]);
+            // The kernel leaves TCP/UDP checksums of locally sent frames
+            // to the "hardware" on veth (and merges segments); a bridge
+            // that copies frames needs complete frames, as with a real NIC
+            // under ethtool -K tx off tso off gso off.
+            in_netns(ns, || offloads_off("eth0"));
+        }
+        n
+    }
+
+    fn b_addr(&self) -> Ipv4Addr {
+        Ipv4Addr::new(10, self.subnet, 0, 2)
+    }
+}
+
+impl Drop for Net {
+    fn drop(&mut self) {
+        for ns in [&self.a, &self.m, &self.b] {
+            let _ = Command::new("ip").args(["netns", "del", ns]).output();
+        }
+    }
+}
+
+/// Runs `f` on a thread that has entered namespace `ns`.
+fn in_netns<T: Send + 'static>(ns: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let path = format!("/var/run/netns/{ns}");
+    std::thread::spawn(move || {
+        let file = std::fs::File::open(&path).expect("open netns");
+        // SAFETY: setns on this thread only, with a valid netns descriptor.
+        let r = unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) };
+        assert_eq!(r, 0, "setns {path}: {}", std::io::Error::last_os_error());
+        f()
+    })
+    .join()
+    .expect("netns thread")
+}
+
+/// Turns TX checksum offload, TSO and GSO off (legacy ethtool ioctls).
+fn offloads_off(dev: &str) {
+    // SAFETY: plain socket(2) call; the result is checked.
+    let s = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0) };
+    assert!(s >= 0);
+    for cmd in [0x17u32, 0x1f, 0x24] {
+        // ETHTOOL_STXCSUM, ETHTOOL_STSO, ETHTOOL_SGSO
+        let mut val = [cmd, 0u32];
+        let mut ifr = [0u8; 40];
+        ifr[..dev.len()].copy_from_slice(dev.as_bytes());
+        ifr[16..24].copy_from_slice(&(val.as_mut_ptr() as usize).to_ne_bytes());
+        // SAFETY: `ifr` is an ifreq-sized buffer whose data pointer points
+        // to `val`, a valid ethtool_value, for the duration of the call.
+        unsafe { libc::ioctl(s, 0x8946, ifr.as_mut_ptr()) };
+    }
+    // SAFETY: `s` is our descriptor.
+    unsafe { libc::close(s) };
+}
+
+/// `clickos run` inside m, with a UNIX control socket to read handlers.
+struct Click {
+    child: Option<Child>,
+    sock: std::path::PathBuf,
+}
+
+impl Click {
+    fn start(net: &Net, config: &str, handlers: &[&str]) -> Click {
+        let dir = common::tmpdir(&format!("devices-{}", net.subnet));
+        let sock = dir.join("ctl");
+        let mut args = vec![
+            "netns".to_string(),
+            "exec".into(),
+            net.m.clone(),
+            common::bin().into(),
+            "run".into(),
+            "-u".into(),
+            sock.to_string_lossy().into_owned(),
+            "-e".into(),
+            config.into(),
+        ];
+        for h in handlers {
+            args.push("-h".into());
+            args.push(h.to_string());
+        }
+        let child = Command::new("ip")
+            .args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn clickos");
+        let mut c = Click {
+            child: Some(child),
+            sock,
+        };
+        let t0 = Instant::now();
+        while !c.sock.exists() {
+            if let Some(ch) = c.child.as_mut() {
+                if let Ok(Some(_)) = ch.try_wait() {
+                    let (out, err) = c.stop();
+                    panic!("clickos exited early:\n{out}\n{err}");
+                }
+            }
+            assert!(
+                t0.elapsed() < Duration::from_secs(10),
+                "clickos did not start"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        c
+    }
+
+    fn read(&self, h: &str) -> String {
+        let mut s = std::os::unix::net::UnixStream::connect(&self.sock).expect("connect ctl");
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        write!(s, "READ {h}\nQUIT\n").unwrap();
+        let mut r = String::new();
+        let _ = s.read_to_string(&mut r);
+        // "...DATA n\r\n<value>200 Goodbye!"
+        let i = r.find("DATA ").unwrap_or_else(|| panic!("READ {h}: {r}"));
+        let rest = &r[i + 5..];
+        let nl = rest.find("\r\n").unwrap();
+        let n: usize = rest[..nl].parse().unwrap();
+        rest[nl + 2..nl + 2 + n].to_string()
+    }
+
+    /// SIGTERM, then the -h output and standard error.
+    fn stop(&mut self) -> (String, String) {
+        let Some(mut ch) = self.child.take() else {
+            return (String::new(), String::new());
+        };
+        // SAFETY: signalling our own child by pid.
+        unsafe { libc::kill(ch.id() as i32, libc::SIGTERM) };
+        let t0 = Instant::now();
+        while t0.elapsed() < Duration::from_secs(10) {
+            if let Ok(Some(_)) = ch.try_wait() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = ch.kill();
+        let o = ch.wait_with_output().expect("clickos output");
+        (
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    }
+}
+
+impl Drop for Click {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn bridge(method: &str) -> String {
+    format!(
+        "fa :: FromDevice(ma, PROMISC true, SNIFFER false, METHOD {method}) -> Queue -> ta :: ToDevice(mb, METHOD {method});\n\
+         fb :: FromDevice(mb, PROMISC true, SNIFFER false, METHOD {method}) -> Queue -> tb :: ToDevice(ma, METHOD {method});"
+    )
+}
+
+fn ping(net: &Net, n: u32, interval: &str) -> bool {
+    let o = Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            &net.a,
+            "ping",
+            "-c",
+            &n.to_string(),
+            "-i",
+            interval,
+            "-W",
+            "2",
+            "-q",
+        ])
+        .arg(net.b_addr().to_string())
+        .output()
+        .expect("ping");
+    if !o.status.success() {
+        eprintln!("{}", String::from_utf8_lossy(&o.stdout));
+    }
+    o.status.success()
+}
+
+fn fnv(data: &[u8], mut h: u64) -> u64 {
+    for &b in data {
+        h = (h ^ u64::from(b)).wrapping_mul(0x100000001b3);
+    }
+    h
+}
+
+/// Sends `len` pseudo-random bytes a -> b over TCP; returns (sent hash,
+/// received hash, received length, MB/s).
+fn tcp_transfer(net: &Net, len: usize) -> (u64, u64, usize, f64) {
+    let b = net.b_addr();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let bns = net.b.clone();
+    let server = std::thread::spawn(move || {
+        in_netns(&bns, move || {
+            let l = TcpListener::bind(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 5001)).unwrap();
+            tx.send(()).unwrap();
+            let (mut c, _) = l.accept().unwrap();
+            c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+            let mut h = 0xcbf29ce484222325u64;
+            let mut n = 0usize;
+            let mut buf = vec![0u8; 1 << 16];
+            loop {
+                match c.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(k) => {
+                        h = fnv(&buf[..k], h);
+                        n += k;
+                    }
+                }
+            }
+            (h, n)
+        })
+    });
+    rx.recv().unwrap();
+    let (sent_hash, secs) = in_netns(&net.a, move || {
+        let mut data = vec![0u8; len];
+        let mut x = 0x1234_5678_9abc_def0u64;
+        for b in data.iter_mut() {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            *b = x as u8;
+        }
+        let h = fnv(&data, 0xcbf29ce484222325);
+        let t0 = Instant::now();
+        let mut s =
+            TcpStream::connect_timeout(&SocketAddrV4::new(b, 5001).into(), Duration::from_secs(5))
+                .expect("connect through the bridge");
+        s.set_write_timeout(Some(Duration::from_secs(20))).unwrap();
+        s.write_all(&data).expect("send");
+        s.shutdown(std::net::Shutdown::Write).unwrap();
+        let mut one = [0u8; 1];
+        let _ = s.read(&mut one); // the server's close
+        (h, t0.elapsed().as_secs_f64())
+    });
+    let (got_hash, got_len) = server.join().unwrap();
+    (sent_hash, got_hash, got_len, len as f64 / secs / 1e6)
+}
+
+/// Floods `count` 64-byte UDP datagrams a -> b; returns (received, pps
+/// delivered).
+fn udp_flood(net: &Net, count: u32) -> (u32, f64) {
+    let b = net.b_addr();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let bns = net.b.clone();
+    let recv = std::thread::spawn(move || {
+        in_netns(&bns, move || {
+            let s = UdpSocket::bind(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 5002)).unwrap();
+            s.set_read_timeout(Some(Duration::from_millis(500)))
+                .unwrap();
+            tx.send(()).unwrap();
+            let mut buf = [0u8; 2048];
+            let mut n = 0u32;
+            let mut first: Option<Instant> = None;
+            let mut last = Instant::now();
+            while s.recv(&mut buf).is_ok() {
+                n += 1;
+                last = Instant::now();
+                first.get_or_insert(last);
+            }
+            let secs = first.map_or(1.0, |f| (last - f).as_secs_f64().max(1e-6));
+            (n, n as f64 / secs)
+        })
+    });
+    rx.recv().unwrap();
+    in_netns(&net.a, move || {
+        let s = UdpSocket::bind(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0)).unwrap();
+        s.connect(SocketAddrV4::new(b, 5002)).unwrap();
+        let payload = [0x5au8; 18]; // 64-byte frames
+        for _ in 0..count {
+            let _ = s.send(&payload);
+        }
+    });
+    recv.join().unwrap()
+}
+
+fn handler_value(out: &str, name: &str) -> String {
+    let key = format!("{name}:\n");
+    let i = out
+        .find(&key)
+        .unwrap_or_else(|| panic!("no {name} in:\n{out}"));
+    out[i + key.len()..]
+        .lines()
+        .next()
+        .unwrap_or("")
+        .to_string()
+}
+
+fn forward_test(method: &str, want: &str) {
+    if !can_run() {
+        return;
+    }
+    let net = Net::new();
+    let mut click = Click::start(
+        &net,
+        &bridge(method),
+        &[
+            "fa.method",
+            "ta.method",
+            "fb.method",
+            "tb.method",
+            "fa.count",
+            "ta.count",
+            "fb.count",
+            "tb.count",
+        ],
+    );
+    let m = click.read("fa.method");
+    if method == "XDP" && m != "AF_XDP" {
+        eprintln!("skipping: AF_XDP unavailable here (method {m})");
+        return;
+    }
+    assert!(
+        ping(&net, 5, "0.2"),
+        "ping through the {method} bridge failed"
+    );
+    let fa = click.read("fa.count").parse::<u64>().unwrap();
+    assert!(fa >= 5, "fa.count {fa} after 5 pings");
+
+    let (hs, hr, n, mbs) = tcp_transfer(&net, 8 << 20);
+    assert_eq!(n, 8 << 20, "TCP bytes received");
+    assert_eq!(hs, hr, "TCP data corrupted");
+    let (got, pps) = udp_flood(&net, 200_000);
+    eprintln!(
+        "{method}: TCP 8 MiB a->b at {mbs:.1} MB/s; UDP 64-byte flood: {got} of 200000 delivered, {:.0} packets/s",
+        pps
+    );
+    assert!(got > 0, "no UDP datagram got through");
+
+    let (out, err) = click.stop();
+    for h in ["fa.method", "ta.method", "fb.method", "tb.method"] {
+        assert_eq!(handler_value(&out, h), want, "{h}; stderr: {err}");
+    }
+    let count = |h| handler_value(&out, h).parse::<u64>().unwrap();
+    // 8 MiB of TCP is at least 5,700 full segments, plus pings and UDP
+    assert!(count("fa.count") >= 5 + 5700 + u64::from(got), "{out}");
+    assert!(count("ta.count") >= count("fa.count") - 64, "{out}");
+    assert!(count("fb.count") >= 5, "{out}");
+    assert!(count("tb.count") >= 5, "{out}");
+    if method != "AUTO" {
+        assert!(!err.contains("unavailable"), "{err}");
+    }
+}
+
+#[test]
+fn forward_af_packet() {
+    forward_test("PACKET", "AF_PACKET");
+}
+
+#[test]
+fn forward_af_xdp() {
+    forward_test("XDP", "AF_XDP");
+}
+
+/// AUTO picks AF_XDP when SNIFFER is false (and it works), AF_PACKET for
+/// a sniffer.
+#[test]
+fn auto_method() {
+    if !can_run() {
+        return;
+    }
+    let net = Net::new();
+    let conf =
+        "fa :: FromDevice(ma, PROMISC true, SNIFFER false) -> Queue -> ta :: ToDevice(mb);\n\
+                fb :: FromDevice(mb, PROMISC true) -> Queue -> tb :: ToDevice(ma);";
+    let click = Click::start(&net, conf, &[]);
+    let fa = click.read("fa.method");
+    assert!(fa == "AF_XDP" || fa == "AF_PACKET", "{fa}");
+    assert_eq!(
+        click.read("fb.method"),
+        "AF_PACKET",
+        "a sniffer needs AF_PACKET"
+    );
+    assert!(ping(&net, 3, "0.2"));
+    drop(click);
+}
+
+/// The paper's firewall in the path: ICMP and TCP pass, UDP is dropped.
+#[test]
+fn firewall_in_the_path() {
+    if !can_run() {
+        return;
+    }
+    let net = Net::new();
+    let conf = "fa :: FromDevice(ma, PROMISC true, SNIFFER false, METHOD PACKET) -> cl :: Classifier(12/0800, -);\n\
+                q :: Queue -> ToDevice(mb, METHOD PACKET);\n\
+                cl[1] -> q;\n\
+                cl[0] -> Strip(14) -> CheckIPHeader -> fw :: IPFilter(allow icmp, allow tcp, deny all) -> Unstrip(14) -> q;\n\
+                FromDevice(mb, PROMISC true, SNIFFER false, METHOD PACKET) -> Queue -> ToDevice(ma, METHOD PACKET);";
+    let click = Click::start(&net, conf, &[]);
+    assert!(ping(&net, 3, "0.2"), "ICMP through the firewall");
+    let (hs, hr, n, _) = tcp_transfer(&net, 1 << 20);
+    assert_eq!((n, hs), (1 << 20, hr), "TCP through the firewall");
+    let (got, _) = udp_flood(&net, 1000);
+    assert_eq!(got, 0, "UDP should be filtered");
+    drop(click);
+}
+
+#[test]
+fn bad_device() {
+    let r = common::run_in(
+        None,
+        common::bin(),
+        &["run", "-q", "-e", "FromDevice(nosuchdev0) -> Discard"],
+    );
+    assert_eq!(r.code, 1, "{}", r.err);
+    assert!(
+        r.err.contains("nosuchdev0: SIOCGIFINDEX: No such device"),
+        "{}",
+        r.err
+    );
+    assert!(
+        r.err.contains("Router could not be initialized!"),
+        "{}",
+        r.err
+    );
+    let r = common::run_in(
+        None,
+        common::bin(),
+        &["run", "-q", "-e", "Idle -> ToDevice(nosuchdev0)"],
+    );
+    assert_eq!(r.code, 1, "{}", r.err);
+    assert!(
+        r.err.contains("nosuchdev0: SIOCGIFINDEX: No such device"),
+        "{}",
+        r.err
+    );
+    let r = common::run_in(
+        None,
+        common::bin(),
+        &["run", "-q", "-e", "FromDevice(eth0, METHOD FOO) -> Discard"],
+    );
+    assert_eq!(r.code, 1);
+    assert!(r.err.contains("bad METHOD"), "{}", r.err);
+    let r = common::run_in(
+        None,
+        common::bin(),
+        &["run", "-q", "-e", "FromDevice(eth0, NOSUCH 1) -> Discard"],
+    );
+    assert_eq!(r.code, 1);
+    assert!(r.err.contains("NOSUCH"), "{}", r.err);
+}
