@@ -98,6 +98,7 @@ fn main() {
         ("firewall", "bench/firewall.click", Some(3.50), Some(3.91)),
         ("router", "bench/router.click", Some(5.58), Some(4.38)),
         ("counters", "bench/counters.click", None, None),
+        ("iprouter", "bench/iprouter.click", None, None),
     ];
     let sizes = [(64, "bench/udp-64.hex"), (1500, "bench/udp-1500.hex")];
     println!("pipeline    size  Mp/s(CPU)   ns/pkt   vs Click 2.1   vs FastClick   (median of {} runs, N={})", runs, n);

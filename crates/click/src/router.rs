@@ -206,6 +206,10 @@ pub struct Core {
     host: Option<alloc::rc::Rc<dyn core::any::Any>>,
     thread: usize,
     nthreads: usize,
+    /// The clock as read once during the current task run (see
+    /// [`Ctx::now_coarse`]); `None` outside task runs or before the first read.
+    coarse_now: Cell<Option<Timestamp>>,
+    in_task: Cell<bool>,
 }
 
 /// A running (or ready-to-run) router.
@@ -637,6 +641,8 @@ impl Router {
             host: opts.host.clone(),
             thread: opts.thread,
             nthreads: opts.nthreads.max(1),
+            coarse_now: Cell::new(None),
+            in_task: Cell::new(false),
         };
         let router = Router { core };
 
@@ -684,7 +690,10 @@ impl Router {
             };
             let s = &c.slots[i];
             s.task_scheduled.set(false);
+            c.in_task.set(true);
             let keep = c.with_elem(i, |e, cx| e.run_task(cx)).unwrap_or(true);
+            c.in_task.set(false);
+            c.coarse_now.set(None);
             if keep && !s.task_scheduled.get() {
                 s.task_scheduled.set(true);
                 c.run_queue.borrow_mut().push_back(i);
@@ -1196,6 +1205,25 @@ impl<'a> Ctx<'a> {
     #[inline]
     pub fn now(&self) -> Timestamp {
         self.core.clock.now()
+    }
+
+    /// The time, read at most once per task run: for ages and expiries
+    /// that tolerate a batch's worth of staleness (Click's jiffies), so a
+    /// per-packet check costs no clock read. Outside task runs (handlers,
+    /// timers, injected packets) it reads the clock.
+    #[inline]
+    pub fn now_coarse(&self) -> Timestamp {
+        let c = &self.core;
+        match c.coarse_now.get() {
+            Some(t) => t,
+            None => {
+                let t = c.clock.now();
+                if c.in_task.get() {
+                    c.coarse_now.set(Some(t));
+                }
+                t
+            }
+        }
     }
 
     /// This router copy's thread index ([`RouterOptions::thread`]).

@@ -206,9 +206,21 @@ fn checkipheader_config_errors() {
         "{:?}",
         e
     );
+    // The old positional form is CheckIPHeader(BADSRC, OFFSET): `1` is no
+    // address list.
     let e = try_router("i :: InfiniteSource(LIMIT 0) -> c :: CheckIPHeader(1, 2) -> Discard;")
         .err()
         .unwrap();
+    assert!(
+        e.iter()
+            .any(|l| l.contains("BADSRC: expected list of IP addresses")),
+        "{:?}",
+        e
+    );
+    let e =
+        try_router("i :: InfiniteSource(LIMIT 0) -> c :: CheckIPHeader(1.0.0.1, 2, 3) -> Discard;")
+            .err()
+            .unwrap();
     assert!(
         e.iter().any(|l| l.contains("too many arguments")),
         "{:?}",
@@ -217,6 +229,15 @@ fn checkipheader_config_errors() {
     assert!(
         try_router("i :: InfiniteSource(LIMIT 0) -> c :: CheckIPHeader(14) -> Discard;").is_ok()
     );
+    // fake-iprouter.click's old-style bad source list, positional.
+    assert!(try_router(
+        "i :: InfiniteSource(LIMIT 0) -> c :: CheckIPHeader(18.26.4.255 1.255.255.255) -> Discard;"
+    )
+    .is_ok());
+    assert!(try_router(
+        "i :: InfiniteSource(LIMIT 0) -> c :: CheckIPHeader(18.26.4.255 1.255.255.255, 14) -> Discard;"
+    )
+    .is_ok());
 }
 
 #[test]

@@ -959,7 +959,9 @@ fn keyword_len(arg: &str) -> Kw {
     while t < b.len() && is_space(b[t]) {
         t += 1;
     }
-    if s == 0 || s == t || t == b.len() {
+    // A keyword never starts with a digit: `18.26.4.255 1.255.255.255` is a
+    // positional list of addresses, not keyword `18.26.4.255`.
+    if s == 0 || s == t || t == b.len() || b[0].is_ascii_digit() {
         Kw::Positional
     } else {
         Kw::Keyword(s)

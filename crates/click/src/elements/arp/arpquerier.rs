@@ -542,7 +542,7 @@ impl ARPQuerier {
             p.data_mut()[12..14].copy_from_slice(&[0x08, 0x00]);
         }
         let dst = u32::from(p.anno().dst_ip());
-        let now = cx.now().nsec();
+        let now = cx.now_coarse().nsec();
         let dst_eth = match self.table.lookup(dst, now, self.poll_timeout) {
             Lookup::Known(e) => e,
             Lookup::KnownPoll(e) => {

@@ -70,7 +70,10 @@ the destination is in GOODDST).\n\
 - `INTERFACES` (space-separated ADDR/MASK): this router's interfaces; sets BADSRC to their \
 broadcast addresses plus 0.0.0.0 and 255.255.255.255, and GOODDST to their addresses.\n\
 - `VERBOSE` (boolean): report every bad packet. Default false.\n\
-- `DETAILS` (boolean): keep per-reason counts for `drop_details`. Default false.",
+- `DETAILS` (boolean): keep per-reason counts for `drop_details`. Default false.\n\n\
+The old form `CheckIPHeader(BADSRC [, OFFSET])`, with the bad source addresses positional \
+(`CheckIPHeader(18.26.4.255 1.255.255.255)`), is accepted too; it adds 0.0.0.0 and \
+255.255.255.255 to the list.",
     ports: "one input; one or two outputs (1: invalid packets)",
     handlers: &[
         HandlerDoc { name: "drops", mode: HandlerMode::Read, text: "Number of invalid packets seen." },
@@ -199,15 +202,17 @@ impl Element for CheckIPHeader {
             offset = usize::try_from(parse_u64(&rest[0])?)
                 .map_err(|_| String::from("OFFSET: out of range"))?;
         } else {
-            // Click's deprecated syntax: CheckIPHeader(BADSRC2, OFFSET), read
-            // as keywords.
+            // Click's deprecated syntax: CheckIPHeader(BADSRC, OFFSET), the
+            // addresses positional (as Click 1.x and 2.0 wrote them, e.g.
+            // fake-iprouter.click's `CheckIPHeader(18.26.4.255 1.255.255.255)`)
+            // or keywords.
             let mut b = Args::from_vec(rest);
-            if let Some(s) = b.read::<RawString>("BADSRC")?.map(|r| r.0) {
+            if let Some(s) = b.read_p::<RawString>("BADSRC")?.map(|r| r.0) {
                 bad_src = addr_list("BADSRC", &s)?;
                 bad_src.push([0; 4]);
                 bad_src.push([255; 4]);
             }
-            if let Some(o) = b.read::<usize>("OFFSET")? {
+            if let Some(o) = b.read_p::<usize>("OFFSET")? {
                 offset = o;
             }
             b.complete()?;

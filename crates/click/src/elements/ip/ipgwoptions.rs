@@ -74,7 +74,7 @@ enum Verdict {
 }
 
 impl IPGWOptions {
-    fn process(&self, p: &mut Packet, now: Timestamp) -> Verdict {
+    fn process(&self, p: &mut Packet, now: impl FnOnce() -> Timestamp) -> Verdict {
         let Some(ip) = p.network_header_mut() else {
             return Verdict::Drop;
         };
@@ -88,6 +88,7 @@ impl IPGWOptions {
         if hlen > ip.len() {
             return Verdict::Error(0);
         }
+        let now = now();
         let msec = now.sec().rem_euclid(86400) * 1000 + i64::from(now.subsec_nsec() / 1_000_000);
         let ms = (msec as u32).to_be_bytes();
         let byte = |ip: &[u8], i: usize| ip.get(i).copied().unwrap_or(0);
@@ -197,7 +198,7 @@ impl Element for IPGWOptions {
 
     #[inline]
     fn simple_action(&mut self, mut p: Packet, cx: &Ctx) -> Option<Packet> {
-        match self.process(&mut p, cx.now()) {
+        match self.process(&mut p, || cx.now()) {
             Verdict::Pass => Some(p),
             Verdict::Drop => {
                 self.drops += 1;

@@ -73,7 +73,7 @@ impl Counter {
         let before = self.count;
         self.count += n;
         self.byte_count += bytes;
-        let j = util::jiffies(cx.now());
+        let j = util::jiffies(cx.now_coarse());
         self.rate.update(j, n);
         self.byte_rate.update(j, bytes);
         if let Some((t, h)) = &self.count_trigger {
