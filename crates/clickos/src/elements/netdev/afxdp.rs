@@ -202,9 +202,27 @@ pub fn socket(dev: &DevInfo, queue: u32) -> Result<Rc<RefCell<Xsk>>, String> {
     if let Some(x) = found {
         return Ok(x);
     }
-    let x = Rc::new(RefCell::new(Xsk::open(dev, queue)?));
+    // A queue just given up by another socket (say, a router that has
+    // just exited) stays busy until the kernel's deferred release runs:
+    // retry EBUSY for up to a second.
+    let mut tries = 0;
+    let x = loop {
+        match Xsk::open(dev, queue) {
+            Ok(x) => break x,
+            Err(e) if e.ends_with(&busy_text()) && tries < 50 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            Err(e) => return Err(e),
+        }
+    };
+    let x = Rc::new(RefCell::new(x));
     SOCKETS.with(|s| s.borrow_mut().push((dev.ifindex, queue, Rc::downgrade(&x))));
     Ok(x)
+}
+
+fn busy_text() -> String {
+    super::err_text(&io::Error::from_raw_os_error(libc::EBUSY))
 }
 
 impl Xsk {
