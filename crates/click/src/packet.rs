@@ -265,6 +265,19 @@ impl Pool {
         })
     }
 
+    /// Makes a packet that crossed from another thread this pool's own:
+    /// a buffer of the pool's size returns here when dropped.
+    #[inline]
+    pub fn adopt(&self, p: SendPacket) -> Packet {
+        let mut b = p.0;
+        if b.mem.len() == POOL_BUFFER_SIZE {
+            b.pool = Some(self.inner.clone());
+        }
+        Packet {
+            b: ManuallyDrop::new(b),
+        }
+    }
+
     /// A packet holding a copy of `data`, with `headroom` bytes before it
     /// and at least `tailroom` after. Annotations are cleared.
     #[inline]
@@ -287,6 +300,27 @@ impl Pool {
         Packet {
             b: ManuallyDrop::new(b),
         }
+    }
+}
+
+/// A packet on its way to another thread: the buffer, annotations and
+/// header offsets, without the thread-local pool it came from. Made by
+/// [`Packet::into_send`]; the receiving thread's [`Pool::adopt`] turns it
+/// back into a packet (whose buffer then returns to that thread's pool).
+pub struct SendPacket(Box<Buf>);
+
+// SAFETY: the only non-Send part of a `Buf` is its `Rc` pool handle, and a
+// SendPacket's is always `None` (`into_send` clears it and nothing else
+// makes one); the rest is plain owned data.
+unsafe impl Send for SendPacket {}
+
+impl SendPacket {
+    /// The packet's length in bytes.
+    pub fn len(&self) -> usize {
+        (self.0.tail - self.0.head) as usize
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.tail == self.0.head
     }
 }
 
@@ -444,6 +478,18 @@ impl Packet {
         self.b.pool = None;
     }
 
+    /// Detaches the packet from its (thread-local) pool so it can move to
+    /// another thread; [`Pool::adopt`] makes it a packet again there.
+    #[inline]
+    pub fn into_send(self) -> SendPacket {
+        let mut me = ManuallyDrop::new(self);
+        // SAFETY: `me` is wrapped in ManuallyDrop, so Packet's Drop never
+        // runs for it, and `me.b` is taken exactly once and not used again.
+        let mut b = unsafe { ManuallyDrop::take(&mut me.b) };
+        b.pool = None;
+        SendPacket(b)
+    }
+
     /// A copy of this packet (data and annotations) from `pool`.
     pub fn clone_in(&self, pool: &Pool) -> Packet {
         let mut p = pool.make(
@@ -571,6 +617,22 @@ impl Packet {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn packets_cross_pools() {
+        let a = Pool::new(4);
+        let b = Pool::new(4);
+        let mut p = a.make(DEFAULT_HEADROOM, &[9, 8, 7], 0);
+        p.anno_mut().set_paint(5);
+        let s = p.into_send();
+        assert_eq!(s.len(), 3);
+        let q = b.adopt(s);
+        assert_eq!(q.data(), &[9, 8, 7]);
+        assert_eq!(q.anno().paint(), 5);
+        drop(q);
+        assert_eq!(a.free_buffers(), 0);
+        assert_eq!(b.free_buffers(), 1);
+    }
 
     #[test]
     fn pool_recycles_buffers() {

@@ -161,11 +161,39 @@ pub struct RouterOptions {
     /// Whatever the host wants its own elements to reach (vNIC rings in an
     /// instance, say); elements get it with [`Ctx::host`].
     pub host: Option<alloc::rc::Rc<dyn core::any::Any>>,
-    /// Under `-j N` the driver runs one copy of the router per thread:
-    /// this copy's thread index (0-based) ...
-    pub thread: usize,
-    /// ... and the number of threads (1 when single-threaded).
-    pub nthreads: usize,
+    /// When the driver runs one copy of the configuration per thread
+    /// (`clickos run -j N --replicate`): this copy's index (0-based) ...
+    pub copy: usize,
+    /// ... and the number of copies (1 otherwise). Device elements use
+    /// them to share an interface between the copies.
+    pub ncopies: usize,
+    /// The routers this one runs beside, when one configuration is spread
+    /// over several threads; see [`Peers`].
+    pub peers: Option<alloc::rc::Rc<dyn Peers>>,
+}
+
+/// The other routers a router runs beside when the host spreads one
+/// configuration over several threads (each thread runs a router of its
+/// own). Handler calls made on this router — by a Script, a ControlSocket,
+/// the host — and stop requests go through the peers, which serve them
+/// here ([`Core::read_handler_local`], ...) or on the thread that owns the
+/// element. A router without peers is alone and does all of it itself.
+pub trait Peers {
+    /// A handler read (`param` for read-with-parameter handlers).
+    fn read(&self, core: &Core, path: &str, param: Option<&str>) -> Result<String, HandlerError>;
+    /// A handler write.
+    fn write(&self, core: &Core, path: &str, value: &str) -> Result<(), HandlerError>;
+    /// Whether an element of this name exists in any of the routers.
+    fn has_element(&self, name: &str) -> bool;
+    /// Adds `delta` to the run count the routers share and returns the new
+    /// value; `None` when each router keeps its own.
+    fn runcount_add(&self, delta: i32) -> Option<i32>;
+    /// The shared run count fell to zero and no driver manager is in this
+    /// router: returns true if the peers took the request (a driver
+    /// manager elsewhere was woken); otherwise this router stops.
+    fn stop_requested(&self) -> bool;
+    /// An element of this router became the driver manager.
+    fn driver_manager_here(&self, core: &Core, elem: usize);
 }
 
 impl Default for RouterOptions {
@@ -174,8 +202,9 @@ impl Default for RouterOptions {
             max_batch: 32,
             pool_size: 4096,
             host: None,
-            thread: 0,
-            nthreads: 1,
+            copy: 0,
+            ncopies: 1,
+            peers: None,
         }
     }
 }
@@ -204,8 +233,9 @@ pub struct Core {
     driver_manager: Cell<Option<usize>>,
     max_batch: usize,
     host: Option<alloc::rc::Rc<dyn core::any::Any>>,
-    thread: usize,
-    nthreads: usize,
+    copy: usize,
+    ncopies: usize,
+    peers: Option<alloc::rc::Rc<dyn Peers>>,
     /// The clock as read once during the current task run (see
     /// [`Ctx::now_coarse`]); `None` outside task runs or before the first read.
     coarse_now: Cell<Option<Timestamp>>,
@@ -330,250 +360,20 @@ impl Router {
         console: Box<dyn Console>,
         opts: RouterOptions,
     ) -> Result<Router, Vec<String>> {
-        let mut errors: Vec<String> = Vec::new();
-        // 1. classes
-        let mut specs: Vec<Option<&'static ClassSpec>> = Vec::new();
-        for e in &flat.elements {
-            match registry.get(&e.class) {
-                Some(s) => specs.push(Some(s)),
-                None => {
-                    errors.push(format!(
-                        "{}: unknown element class '{}'",
-                        e.landmark, e.class
-                    ));
-                    specs.push(None);
-                }
-            }
-        }
-        if !errors.is_empty() {
-            return Err(errors);
-        }
-        let specs: Vec<&'static ClassSpec> = specs.into_iter().map(|s| s.unwrap()).collect();
+        let Graph {
+            specs,
+            nin,
+            nout,
+            in_push: mut pin,
+            out_push: mut pout,
+            connections: final_conns,
+            mut out_target,
+            mut in_source,
+        } = check_graph(flat, registry)?;
         let n = specs.len();
+        let mut errors: Vec<String> = Vec::new();
         let decl = |i: usize| format!("{} :: {}", flat.elements[i].name, specs[i].name);
         let lm = |i: usize| flat.elements[i].landmark.to_string();
-
-        // 2. port counts
-        let mut used_in = vec![0usize; n];
-        let mut used_out = vec![0usize; n];
-        for c in &flat.connections {
-            used_out[c.from] = used_out[c.from].max(c.from_port + 1);
-            used_in[c.to] = used_in[c.to].max(c.to_port + 1);
-        }
-        let mut nin = vec![0usize; n];
-        let mut nout = vec![0usize; n];
-        for i in 0..n {
-            let (ic, oc) = specs[i]
-                .port_count
-                .split_once('/')
-                .unwrap_or((specs[i].port_count, ""));
-            let (ilo, ihi) = parse_range(ic).unwrap_or((0, usize::MAX));
-            nin[i] = used_in[i].clamp(ilo, ihi);
-            if oc == "=" {
-                nout[i] = nin[i];
-            } else {
-                let (olo, ohi) = parse_range(oc).unwrap_or((0, usize::MAX));
-                nout[i] = used_out[i].clamp(olo, ohi);
-            }
-        }
-        let mut conns: Vec<(usize, usize, usize, usize, String)> = Vec::new();
-        for c in &flat.connections {
-            let mut ok = true;
-            if c.from_port >= nout[c.from] {
-                errors.push(format!(
-                    "{}: '{}' has no output {}",
-                    lm(c.from),
-                    decl(c.from),
-                    c.from_port
-                ));
-                ok = false;
-            }
-            if c.to_port >= nin[c.to] {
-                errors.push(format!(
-                    "{}: '{}' has no input {}",
-                    lm(c.to),
-                    decl(c.to),
-                    c.to_port
-                ));
-                ok = false;
-            }
-            if ok
-                && !conns
-                    .iter()
-                    .any(|x| (x.0, x.1, x.2, x.3) == (c.from, c.from_port, c.to, c.to_port))
-            {
-                conns.push((c.from, c.from_port, c.to, c.to_port, c.landmark.to_string()));
-            }
-        }
-
-        // 3. push/pull
-        let mut pin: Vec<Vec<Proc>> = (0..n)
-            .map(|i| {
-                let code = specs[i]
-                    .processing
-                    .split_once('/')
-                    .map(|x| x.0)
-                    .unwrap_or("a");
-                (0..nin[i]).map(|p| proc_at(code, p)).collect()
-            })
-            .collect();
-        let mut pout: Vec<Vec<Proc>> = (0..n)
-            .map(|i| {
-                let code = specs[i]
-                    .processing
-                    .split_once('/')
-                    .map(|x| x.1)
-                    .unwrap_or("a");
-                (0..nout[i]).map(|p| proc_at(code, p)).collect()
-            })
-            .collect();
-        // Agnostic ports of one element move together.
-        let mut elem_mode: Vec<Proc> = vec![Proc::Agnostic; n];
-        let mut bad = vec![false; conns.len()];
-        loop {
-            let mut changed = false;
-            for (ci, c) in conns.iter().enumerate() {
-                if bad[ci] {
-                    continue;
-                }
-                let (f, fp, t, tp) = (c.0, c.1, c.2, c.3);
-                let mut pf = pout[f][fp];
-                if pf == Proc::Agnostic {
-                    pf = elem_mode[f];
-                }
-                let mut pt = pin[t][tp];
-                if pt == Proc::Agnostic {
-                    pt = elem_mode[t];
-                }
-                match (pf, pt) {
-                    (Proc::Agnostic, Proc::Agnostic) => {}
-                    (Proc::Agnostic, m) => {
-                        elem_mode[f] = m;
-                        changed = true;
-                    }
-                    (m, Proc::Agnostic) => {
-                        elem_mode[t] = m;
-                        changed = true;
-                    }
-                    (a, b) if a != b => {
-                        let from_agn = pout[f][fp] == Proc::Agnostic;
-                        let to_agn = pin[t][tp] == Proc::Agnostic;
-                        let kind = |p: Proc| if p == Proc::Push { "push" } else { "pull" };
-                        if from_agn || to_agn {
-                            // An agnostic element whose inputs resolved to
-                            // `a` while its outputs must be `b` (or the
-                            // reverse): report it as Click does.
-                            let (e, ip, op) = if from_agn { (f, 0, fp) } else { (t, tp, 0) };
-                            errors.push(format!(
-                                "{}: agnostic '{}' in mixed context: {} input {}, {} output {}",
-                                lm(e),
-                                decl(e),
-                                kind(a),
-                                ip,
-                                kind(b),
-                                op
-                            ));
-                        } else {
-                            errors.push(format!(
-                                "{}: '{}' {} output {} connected to '{}' {} input {}",
-                                c.4,
-                                decl(f),
-                                kind(a),
-                                fp,
-                                decl(t),
-                                kind(b),
-                                tp
-                            ));
-                        }
-                        bad[ci] = true;
-                    }
-                    _ => {}
-                }
-            }
-            if !changed {
-                break;
-            }
-        }
-        for i in 0..n {
-            let m = if elem_mode[i] == Proc::Agnostic {
-                Proc::Push
-            } else {
-                elem_mode[i]
-            };
-            for p in pin[i].iter_mut() {
-                if *p == Proc::Agnostic {
-                    *p = m;
-                }
-            }
-            for p in pout[i].iter_mut() {
-                if *p == Proc::Agnostic {
-                    *p = m;
-                }
-            }
-        }
-
-        // 4. completeness
-        let mut out_target: Vec<Vec<Option<Target>>> =
-            (0..n).map(|i| vec![None; nout[i]]).collect();
-        let mut in_source: Vec<Vec<Option<Target>>> = (0..n).map(|i| vec![None; nin[i]]).collect();
-        let mut used_o: Vec<Vec<bool>> = (0..n).map(|i| vec![false; nout[i]]).collect();
-        let mut used_i: Vec<Vec<bool>> = (0..n).map(|i| vec![false; nin[i]]).collect();
-        let mut final_conns = Vec::new();
-        for (ci, c) in conns.iter().enumerate() {
-            if bad[ci] {
-                continue;
-            }
-            let (f, fp, t, tp) = (c.0, c.1, c.2, c.3);
-            if used_o[f][fp] && pout[f][fp] == Proc::Push {
-                errors.push(format!(
-                    "{}: illegal reuse of '{}' push output {}",
-                    lm(f),
-                    decl(f),
-                    fp
-                ));
-                continue;
-            }
-            if used_i[t][tp] && pin[t][tp] == Proc::Pull {
-                errors.push(format!(
-                    "{}: illegal reuse of '{}' pull input {}",
-                    lm(t),
-                    decl(t),
-                    tp
-                ));
-                continue;
-            }
-            used_o[f][fp] = true;
-            used_i[t][tp] = true;
-            if pout[f][fp] == Proc::Push {
-                out_target[f][fp] = Some(Target {
-                    elem: t as u32,
-                    port: tp as u32,
-                });
-            } else {
-                in_source[t][tp] = Some(Target {
-                    elem: f as u32,
-                    port: fp as u32,
-                });
-            }
-            final_conns.push((f, fp, t, tp));
-        }
-        for (i, ui) in used_i.iter().enumerate() {
-            for (p, u) in ui.iter().enumerate() {
-                if !u {
-                    errors.push(format!("{}: '{}' input {} unused", lm(i), decl(i), p));
-                }
-            }
-        }
-        for (i, uo) in used_o.iter().enumerate() {
-            for (p, u) in uo.iter().enumerate() {
-                if !u {
-                    errors.push(format!("{}: '{}' output {} unused", lm(i), decl(i), p));
-                }
-            }
-        }
-        if !errors.is_empty() {
-            return Err(errors);
-        }
 
         // 5. configure
         let mut elems: Vec<Box<dyn Element>> = Vec::with_capacity(n);
@@ -605,8 +405,8 @@ impl Router {
                 config: RefCell::new(flat.elements[i].config.clone()),
                 out_target: core::mem::take(&mut out_target[i]),
                 in_source: core::mem::take(&mut in_source[i]),
-                in_push: pin[i].iter().map(|p| *p == Proc::Push).collect(),
-                out_push: pout[i].iter().map(|p| *p == Proc::Push).collect(),
+                in_push: core::mem::take(&mut pin[i]),
+                out_push: core::mem::take(&mut pout[i]),
                 task_scheduled: Cell::new(false),
             })
             .collect();
@@ -639,8 +439,9 @@ impl Router {
                 opts.max_batch.max(1)
             },
             host: opts.host.clone(),
-            thread: opts.thread,
-            nthreads: opts.nthreads.max(1),
+            copy: opts.copy,
+            ncopies: opts.ncopies.max(1),
+            peers: opts.peers.clone(),
             coarse_now: Cell::new(None),
             in_task: Cell::new(false),
         };
@@ -794,9 +595,308 @@ impl Router {
         }
     }
 
+    /// Takes element `i`'s task off the run queue (a host placing it on no
+    /// thread, as StaticThreadSched's thread -1 asks).
+    pub fn unschedule_task_of(&self, i: usize) {
+        if let Some(s) = self.core.slots.get(i) {
+            if s.task_scheduled.replace(false) {
+                self.core.run_queue.borrow_mut().retain(|&x| x != i);
+            }
+        }
+    }
+
     pub fn element_names(&self) -> impl Iterator<Item = &str> {
         self.core.slots.iter().map(|s| s.name.as_str())
     }
+}
+
+/// A configuration's element graph, checked: classes found, port counts
+/// and push/pull resolved, connections validated. [`Router::from_flat`]
+/// builds on it; hosts that split one configuration over several routers
+/// (threads) plan with it.
+pub struct Graph {
+    /// Each element's class.
+    pub specs: Vec<&'static ClassSpec>,
+    /// Input and output counts.
+    pub nin: Vec<usize>,
+    pub nout: Vec<usize>,
+    /// Whether each input (output) port is push, after agnostic ports
+    /// were resolved.
+    pub in_push: Vec<Vec<bool>>,
+    pub out_push: Vec<Vec<bool>>,
+    /// The valid connections: (from, from port, to, to port).
+    pub connections: Vec<(usize, usize, usize, usize)>,
+    out_target: Vec<Vec<Option<Target>>>,
+    in_source: Vec<Vec<Option<Target>>>,
+}
+
+/// Checks `flat`'s element graph against `registry`: every error at once,
+/// as Click prints them (`FILE:LINE: message`).
+pub fn check_graph(
+    flat: &click_lang::FlatConfig,
+    registry: &Registry,
+) -> Result<Graph, Vec<String>> {
+    let mut errors: Vec<String> = Vec::new();
+    // 1. classes
+    let mut specs: Vec<Option<&'static ClassSpec>> = Vec::new();
+    for e in &flat.elements {
+        match registry.get(&e.class) {
+            Some(s) => specs.push(Some(s)),
+            None => {
+                errors.push(format!(
+                    "{}: unknown element class '{}'",
+                    e.landmark, e.class
+                ));
+                specs.push(None);
+            }
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let specs: Vec<&'static ClassSpec> = specs.into_iter().map(|s| s.unwrap()).collect();
+    let n = specs.len();
+    let decl = |i: usize| format!("{} :: {}", flat.elements[i].name, specs[i].name);
+    let lm = |i: usize| flat.elements[i].landmark.to_string();
+
+    // 2. port counts
+    let mut used_in = vec![0usize; n];
+    let mut used_out = vec![0usize; n];
+    for c in &flat.connections {
+        used_out[c.from] = used_out[c.from].max(c.from_port + 1);
+        used_in[c.to] = used_in[c.to].max(c.to_port + 1);
+    }
+    let mut nin = vec![0usize; n];
+    let mut nout = vec![0usize; n];
+    for i in 0..n {
+        let (ic, oc) = specs[i]
+            .port_count
+            .split_once('/')
+            .unwrap_or((specs[i].port_count, ""));
+        let (ilo, ihi) = parse_range(ic).unwrap_or((0, usize::MAX));
+        nin[i] = used_in[i].clamp(ilo, ihi);
+        if oc == "=" {
+            nout[i] = nin[i];
+        } else {
+            let (olo, ohi) = parse_range(oc).unwrap_or((0, usize::MAX));
+            nout[i] = used_out[i].clamp(olo, ohi);
+        }
+    }
+    let mut conns: Vec<(usize, usize, usize, usize, String)> = Vec::new();
+    for c in &flat.connections {
+        let mut ok = true;
+        if c.from_port >= nout[c.from] {
+            errors.push(format!(
+                "{}: '{}' has no output {}",
+                lm(c.from),
+                decl(c.from),
+                c.from_port
+            ));
+            ok = false;
+        }
+        if c.to_port >= nin[c.to] {
+            errors.push(format!(
+                "{}: '{}' has no input {}",
+                lm(c.to),
+                decl(c.to),
+                c.to_port
+            ));
+            ok = false;
+        }
+        if ok
+            && !conns
+                .iter()
+                .any(|x| (x.0, x.1, x.2, x.3) == (c.from, c.from_port, c.to, c.to_port))
+        {
+            conns.push((c.from, c.from_port, c.to, c.to_port, c.landmark.to_string()));
+        }
+    }
+
+    // 3. push/pull
+    let mut pin: Vec<Vec<Proc>> = (0..n)
+        .map(|i| {
+            let code = specs[i]
+                .processing
+                .split_once('/')
+                .map(|x| x.0)
+                .unwrap_or("a");
+            (0..nin[i]).map(|p| proc_at(code, p)).collect()
+        })
+        .collect();
+    let mut pout: Vec<Vec<Proc>> = (0..n)
+        .map(|i| {
+            let code = specs[i]
+                .processing
+                .split_once('/')
+                .map(|x| x.1)
+                .unwrap_or("a");
+            (0..nout[i]).map(|p| proc_at(code, p)).collect()
+        })
+        .collect();
+    // Agnostic ports of one element move together.
+    let mut elem_mode: Vec<Proc> = vec![Proc::Agnostic; n];
+    let mut bad = vec![false; conns.len()];
+    loop {
+        let mut changed = false;
+        for (ci, c) in conns.iter().enumerate() {
+            if bad[ci] {
+                continue;
+            }
+            let (f, fp, t, tp) = (c.0, c.1, c.2, c.3);
+            let mut pf = pout[f][fp];
+            if pf == Proc::Agnostic {
+                pf = elem_mode[f];
+            }
+            let mut pt = pin[t][tp];
+            if pt == Proc::Agnostic {
+                pt = elem_mode[t];
+            }
+            match (pf, pt) {
+                (Proc::Agnostic, Proc::Agnostic) => {}
+                (Proc::Agnostic, m) => {
+                    elem_mode[f] = m;
+                    changed = true;
+                }
+                (m, Proc::Agnostic) => {
+                    elem_mode[t] = m;
+                    changed = true;
+                }
+                (a, b) if a != b => {
+                    let from_agn = pout[f][fp] == Proc::Agnostic;
+                    let to_agn = pin[t][tp] == Proc::Agnostic;
+                    let kind = |p: Proc| if p == Proc::Push { "push" } else { "pull" };
+                    if from_agn || to_agn {
+                        // An agnostic element whose inputs resolved to
+                        // `a` while its outputs must be `b` (or the
+                        // reverse): report it as Click does.
+                        let (e, ip, op) = if from_agn { (f, 0, fp) } else { (t, tp, 0) };
+                        errors.push(format!(
+                            "{}: agnostic '{}' in mixed context: {} input {}, {} output {}",
+                            lm(e),
+                            decl(e),
+                            kind(a),
+                            ip,
+                            kind(b),
+                            op
+                        ));
+                    } else {
+                        errors.push(format!(
+                            "{}: '{}' {} output {} connected to '{}' {} input {}",
+                            c.4,
+                            decl(f),
+                            kind(a),
+                            fp,
+                            decl(t),
+                            kind(b),
+                            tp
+                        ));
+                    }
+                    bad[ci] = true;
+                }
+                _ => {}
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    for i in 0..n {
+        let m = if elem_mode[i] == Proc::Agnostic {
+            Proc::Push
+        } else {
+            elem_mode[i]
+        };
+        for p in pin[i].iter_mut() {
+            if *p == Proc::Agnostic {
+                *p = m;
+            }
+        }
+        for p in pout[i].iter_mut() {
+            if *p == Proc::Agnostic {
+                *p = m;
+            }
+        }
+    }
+
+    // 4. completeness
+    let mut out_target: Vec<Vec<Option<Target>>> = (0..n).map(|i| vec![None; nout[i]]).collect();
+    let mut in_source: Vec<Vec<Option<Target>>> = (0..n).map(|i| vec![None; nin[i]]).collect();
+    let mut used_o: Vec<Vec<bool>> = (0..n).map(|i| vec![false; nout[i]]).collect();
+    let mut used_i: Vec<Vec<bool>> = (0..n).map(|i| vec![false; nin[i]]).collect();
+    let mut final_conns = Vec::new();
+    for (ci, c) in conns.iter().enumerate() {
+        if bad[ci] {
+            continue;
+        }
+        let (f, fp, t, tp) = (c.0, c.1, c.2, c.3);
+        if used_o[f][fp] && pout[f][fp] == Proc::Push {
+            errors.push(format!(
+                "{}: illegal reuse of '{}' push output {}",
+                lm(f),
+                decl(f),
+                fp
+            ));
+            continue;
+        }
+        if used_i[t][tp] && pin[t][tp] == Proc::Pull {
+            errors.push(format!(
+                "{}: illegal reuse of '{}' pull input {}",
+                lm(t),
+                decl(t),
+                tp
+            ));
+            continue;
+        }
+        used_o[f][fp] = true;
+        used_i[t][tp] = true;
+        if pout[f][fp] == Proc::Push {
+            out_target[f][fp] = Some(Target {
+                elem: t as u32,
+                port: tp as u32,
+            });
+        } else {
+            in_source[t][tp] = Some(Target {
+                elem: f as u32,
+                port: fp as u32,
+            });
+        }
+        final_conns.push((f, fp, t, tp));
+    }
+    for (i, ui) in used_i.iter().enumerate() {
+        for (p, u) in ui.iter().enumerate() {
+            if !u {
+                errors.push(format!("{}: '{}' input {} unused", lm(i), decl(i), p));
+            }
+        }
+    }
+    for (i, uo) in used_o.iter().enumerate() {
+        for (p, u) in uo.iter().enumerate() {
+            if !u {
+                errors.push(format!("{}: '{}' output {} unused", lm(i), decl(i), p));
+            }
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let in_push = pin
+        .iter()
+        .map(|v| v.iter().map(|p| *p == Proc::Push).collect())
+        .collect();
+    let out_push = pout
+        .iter()
+        .map(|v| v.iter().map(|p| *p == Proc::Push).collect())
+        .collect();
+    Ok(Graph {
+        specs,
+        nin,
+        nout,
+        in_push,
+        out_push,
+        connections: final_conns,
+        out_target,
+        in_source,
+    })
 }
 
 fn push_context_error(errors: &mut Vec<String>, landmark: &str, what: &str, decl: &str, msg: &str) {
@@ -992,7 +1092,17 @@ impl Core {
         out
     }
 
+    /// Reads `element.handler` or a global handler, through the peers
+    /// when there are any.
     pub fn read_handler(&self, path: &str) -> Result<String, HandlerError> {
+        match &self.peers {
+            Some(p) => p.read(self, path, None),
+            None => self.read_handler_local(path),
+        }
+    }
+
+    /// Reads a handler of this router itself (peers serve calls with it).
+    pub fn read_handler_local(&self, path: &str) -> Result<String, HandlerError> {
         let (elem, h) = self.find_handler_target(path)?;
         let Some(i) = elem else {
             return self.read_global(&h);
@@ -1030,6 +1140,18 @@ impl Core {
 
     /// Reads an element handler that takes a parameter.
     pub fn read_handler_param(&self, path: &str, param: &str) -> Result<String, HandlerError> {
+        match &self.peers {
+            Some(p) => p.read(self, path, Some(param)),
+            None => self.read_handler_param_local(path, param),
+        }
+    }
+
+    /// [`Core::read_handler_param`] on this router itself.
+    pub fn read_handler_param_local(
+        &self,
+        path: &str,
+        param: &str,
+    ) -> Result<String, HandlerError> {
         let (elem, h) = self.find_handler_target(path)?;
         let Some(i) = elem else {
             return Err(HandlerError::NoSuchHandler(path.into()));
@@ -1041,7 +1163,17 @@ impl Core {
         }
     }
 
+    /// Writes `element.handler` or a global handler, through the peers
+    /// when there are any.
     pub fn write_handler(&self, path: &str, value: &str) -> Result<(), HandlerError> {
+        match &self.peers {
+            Some(p) => p.write(self, path, value),
+            None => self.write_handler_local(path, value),
+        }
+    }
+
+    /// Writes a handler of this router itself.
+    pub fn write_handler_local(&self, path: &str, value: &str) -> Result<(), HandlerError> {
         let (elem, h) = self.find_handler_target(path)?;
         let Some(i) = elem else {
             return self.write_global(&h, value);
@@ -1119,6 +1251,36 @@ impl Core {
             | "classes" | "handlers" => Err(HandlerError::PermissionDenied(h.into())),
             _ => Err(HandlerError::NoSuchHandler(h.into())),
         }
+    }
+
+    fn runcount_add(&self, delta: i32) -> i32 {
+        if let Some(rc) = self.peers.as_ref().and_then(|p| p.runcount_add(delta)) {
+            return rc;
+        }
+        let rc = self.runcount.get().saturating_add(delta);
+        self.runcount.set(rc);
+        rc
+    }
+
+    /// The host's peers, if this router runs beside others.
+    pub fn peers(&self) -> Option<&alloc::rc::Rc<dyn Peers>> {
+        self.peers.as_ref()
+    }
+
+    /// Whether an element of this name exists here (or, with peers, in
+    /// any of the routers).
+    pub fn has_element(&self, name: &str) -> bool {
+        self.names.contains_key(name) || self.peers.as_ref().is_some_and(|p| p.has_element(name))
+    }
+
+    /// Whether the router has stopped.
+    pub fn is_stopped(&self) -> bool {
+        self.stopped.get()
+    }
+
+    /// Stops this router.
+    pub fn stop(&self) {
+        self.stopped.set(true);
     }
 
     fn schedule(&self, i: usize) {
@@ -1226,16 +1388,16 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// This router copy's thread index ([`RouterOptions::thread`]).
+    /// This router's copy index ([`RouterOptions::copy`]).
     #[inline]
-    pub fn thread(&self) -> usize {
-        self.core.thread
+    pub fn copy(&self) -> usize {
+        self.core.copy
     }
 
-    /// How many threads run copies of this router ([`RouterOptions::nthreads`]).
+    /// How many copies of this configuration run ([`RouterOptions::ncopies`]).
     #[inline]
-    pub fn nthreads(&self) -> usize {
-        self.core.nthreads
+    pub fn ncopies(&self) -> usize {
+        self.core.ncopies
     }
 
     #[inline]
@@ -1442,27 +1604,32 @@ impl<'a> Ctx<'a> {
     /// Click's `please_stop_driver`: one stop request. With a driver
     /// manager present it decides; otherwise the router stops.
     pub fn please_stop_driver(&self) {
-        let rc = self.core.runcount.get() - 1;
-        self.core.runcount.set(rc);
-        if rc <= 0 {
-            match self.core.driver_manager.get() {
-                Some(dm) => self.core.schedule(dm),
-                None => self.core.stopped.set(true),
+        let c = self.core;
+        if c.runcount_add(-1) <= 0 {
+            match c.driver_manager.get() {
+                Some(dm) => c.schedule(dm),
+                None => {
+                    if !c.peers.as_ref().is_some_and(|p| p.stop_requested()) {
+                        c.stopped.set(true)
+                    }
+                }
             }
         }
     }
-    /// The router's run count (stop requests lower it).
+    /// The router's run count (stop requests lower it; shared with the
+    /// peers when one configuration runs on several threads).
     pub fn runcount(&self) -> i32 {
-        self.core.runcount.get()
+        self.core.runcount_add(0)
     }
     pub fn adjust_runcount(&self, delta: i32) {
-        self.core
-            .runcount
-            .set(self.core.runcount.get().saturating_add(delta));
+        self.core.runcount_add(delta);
     }
     /// Makes this element the one that manages stop requests.
     pub fn become_driver_manager(&self) {
         self.core.driver_manager.set(Some(self.me));
+        if let Some(p) = &self.core.peers {
+            p.driver_manager_here(self.core, self.me);
+        }
     }
     /// Stops the router now.
     pub fn stop_router(&self) {
@@ -1496,7 +1663,7 @@ impl<'a> Ctx<'a> {
         while let Some(slash) = prefix.rfind('/') {
             prefix = &prefix[..slash];
             let cand = format!("{}/{}", prefix, ename);
-            if self.core.names.contains_key(&cand) {
+            if self.core.has_element(&cand) {
                 return format!("{}{}", cand, &path[dot..]);
             }
         }
@@ -1505,7 +1672,7 @@ impl<'a> Ctx<'a> {
     /// Whether an element with this (resolved) name exists.
     pub fn element_exists(&self, name: &str) -> bool {
         let r = self.resolve(&format!("{}.x", name));
-        self.core.names.contains_key(&r[..r.len() - 2])
+        self.core.has_element(&r[..r.len() - 2])
     }
 
     /// A line for standard error.

@@ -1,19 +1,24 @@
 //! The process console: standard error line by line (flushed per line),
-//! standard output buffered and flushed at exit.
+//! standard output buffered and flushed at exit. Clones share one buffer,
+//! so the routers of several threads never split each other's lines.
 
 use click::router::Console;
-use std::cell::RefCell;
 use std::io::{BufWriter, Stdout, Write};
+use std::sync::{Arc, Mutex};
 
 /// A [`Console`] on the process's standard streams.
+#[derive(Clone)]
 pub struct StdConsole {
-    out: RefCell<BufWriter<Stdout>>,
+    out: Arc<Mutex<BufWriter<Stdout>>>,
 }
 
 impl Default for StdConsole {
     fn default() -> Self {
         StdConsole {
-            out: RefCell::new(BufWriter::with_capacity(1 << 16, std::io::stdout())),
+            out: Arc::new(Mutex::new(BufWriter::with_capacity(
+                1 << 16,
+                std::io::stdout(),
+            ))),
         }
     }
 }
@@ -21,14 +26,14 @@ impl Default for StdConsole {
 impl StdConsole {
     /// Flushes buffered standard output.
     pub fn flush(&self) {
-        if let Ok(mut o) = self.out.try_borrow_mut() {
+        if let Ok(mut o) = self.out.lock() {
             let _ = o.flush();
         }
     }
 
     /// Writes raw bytes to standard output (through the same buffer).
     pub fn write_bytes(&self, b: &[u8]) {
-        if let Ok(mut o) = self.out.try_borrow_mut() {
+        if let Ok(mut o) = self.out.lock() {
             let _ = o.write_all(b);
         }
     }
@@ -37,7 +42,10 @@ impl StdConsole {
 impl Console for StdConsole {
     fn error_line(&self, line: &str) {
         // Keep stdout and stderr in order when both go to one terminal.
-        self.flush();
+        let o = self.out.lock();
+        if let Ok(mut o) = o {
+            let _ = o.flush();
+        }
         let mut e = std::io::stderr().lock();
         let _ = e.write_all(line.as_bytes());
         let _ = e.write_all(b"\n");

@@ -41,6 +41,12 @@ pub struct Options {
     pub ports: Vec<String>,
     /// `-u FILE`: UNIX-domain ControlSockets to add.
     pub unix_sockets: Vec<String>,
+    /// `-j N`: threads (1 unless given).
+    pub threads: usize,
+    /// `-a`: pin each thread to a CPU.
+    pub affinity: bool,
+    /// `--replicate`: one whole copy of the configuration per thread.
+    pub replicate: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -62,10 +68,13 @@ enum Opt {
     Reconfig,
     Threads,
     ClickPath,
+    Affinity,
+    Replicate,
 }
 
 /// (long name, short, option, argument: 0 none, 1 required, 2 optional, negatable)
 const OPTIONS: &[(&str, Option<char>, Opt, u8)] = &[
+    ("affinity", Some('a'), Opt::Affinity, 0),
     ("allow-reconfigure", Some('R'), Opt::Reconfig, 0),
     ("clickpath", Some('C'), Opt::ClickPath, 1),
     ("expression", Some('e'), Opt::Expr, 1),
@@ -78,6 +87,7 @@ const OPTIONS: &[(&str, Option<char>, Opt, u8)] = &[
     ("port", Some('p'), Opt::Port, 1),
     ("quit", Some('q'), Opt::Quit, 0),
     ("quiet", None, Opt::Quit, 0),
+    ("replicate", None, Opt::Replicate, 0),
     ("simtime", None, Opt::SimTime, 2),
     ("threads", Some('j'), Opt::Threads, 1),
     ("time", Some('t'), Opt::Time, 0),
@@ -114,7 +124,13 @@ Options:
                                 socket FILE.
       --simtime[=TIME]          Run in simulated time, starting at TIME
                                 (seconds since the epoch; default now).
-  -j, --threads N               Accepted for compatibility; one thread runs.
+  -j, --threads N               Start N threads. Elements that call each other
+                                run on one thread; Queues join threads (see
+                                StaticThreadSched for placing them).
+  -a, --affinity                Pin threads to CPUs.
+      --replicate               With -j N: run N copies of the configuration,
+                                one per thread; FromDevice copies share their
+                                interface by flow hash, handlers read totals.
       --help                    Print this message and exit.
   -v, --version                 Print version number and exit.
 
@@ -151,6 +167,7 @@ fn is_define(arg: &str) -> Option<(String, String)> {
 pub fn parse_args(prog: &str, args: &[String]) -> Parsed {
     let mut o = Options {
         warnings: true,
+        threads: 1,
         ..Default::default()
     };
     let mut errors: Vec<String> = Vec::new();
@@ -313,7 +330,21 @@ pub fn parse_args(prog: &str, args: &[String]) -> Parsed {
                     click::router::VERSION
                 ))
             }
-            Some(Opt::Threads) | Some(Opt::ClickPath) => {}
+            Some(Opt::Threads) => {
+                let v = val.unwrap_or_default();
+                match v.trim().parse::<usize>() {
+                    Ok(n) if (1..=1024).contains(&n) => o.threads = n,
+                    _ => {
+                        errors.push(format!(
+                            "{spelling}: expected a number of threads between 1 and 1024, not '{v}'"
+                        ));
+                        return Parsed::Bad(errors);
+                    }
+                }
+            }
+            Some(Opt::Affinity) => o.affinity = true,
+            Some(Opt::Replicate) => o.replicate = true,
+            Some(Opt::ClickPath) => {}
             Some(Opt::Port) => o.ports.push(val.unwrap_or_default()),
             Some(Opt::UnixSocket) => o.unix_sockets.push(val.unwrap_or_default()),
             Some(Opt::Reconfig) => {
@@ -321,6 +352,12 @@ pub fn parse_args(prog: &str, args: &[String]) -> Parsed {
                 return Parsed::Bad(errors);
             }
         }
+    }
+    if o.replicate && o.threads < 2 {
+        errors.push("--replicate needs -j N with N of 2 or more".into());
+    }
+    if o.simtime.is_some() && o.threads > 1 {
+        errors.push("--simtime runs on one thread; drop -j".into());
     }
     if !errors.is_empty() {
         return Parsed::Bad(errors);
@@ -435,7 +472,11 @@ pub fn call_read_handlers(
     errs: &mut Vec<String>,
 ) {
     let print_names = handlers.len() > 1;
-    let names: Vec<String> = router.element_names().map(|s| s.to_string()).collect();
+    // the `list` handler names every element, on every thread
+    let names: Vec<String> = match router.read_handler("list") {
+        Ok(l) => l.lines().skip(1).map(|s| s.to_string()).collect(),
+        Err(_) => router.element_names().map(|s| s.to_string()).collect(),
+    };
     for spec in handlers {
         let Some(dot) = spec.rfind('.') else {
             call_read_handler(router, None, spec, print_names, out, errs);
@@ -571,36 +612,49 @@ fn run_with(prog: &str, args: &[String], registry: &Registry, console: &Rc<StdCo
         return 1;
     }
 
-    // build
-    let vclock = o.simtime.map(|start| {
-        Rc::new(VirtualClock::new(
-            start.unwrap_or_else(|| SystemClock.now()),
-        ))
-    });
-    let clock: Box<dyn Clock> = match &vclock {
-        Some(v) => Box::new(v.clone()),
-        None => Box::new(SystemClock),
-    };
-    let selector = Rc::new(Selector::default());
-    let host: Rc<dyn std::any::Any> = selector.clone();
-    let router = match Router::from_flat(
-        &flat,
-        registry,
-        clock,
-        Box::new(console.clone()),
-        RouterOptions {
-            host: Some(host),
-            ..RouterOptions::default()
-        },
-    ) {
-        Ok(r) => r,
-        Err(errs) => {
-            for e in errs {
-                err(&e);
+    // plan threads: StaticThreadSched's warnings and thread -1 apply even
+    // to one thread, as in Click
+    let plan = if o.threads > 1 || flat.elements.iter().any(|e| e.class == "StaticThreadSched") {
+        let graph = match click::router::check_graph(&flat, registry) {
+            Ok(g) => g,
+            Err(errs) => {
+                for e in errs {
+                    err(&e);
+                }
+                err("Router could not be initialized!");
+                return 1;
             }
-            err("Router could not be initialized!");
-            return 1;
+        };
+        match crate::threads::plan::plan(&flat, &graph, o.threads, o.replicate) {
+            Ok(p) => {
+                if o.warnings {
+                    for w in &p.warnings {
+                        err(w);
+                    }
+                }
+                Some(p)
+            }
+            Err(errs) => {
+                for e in errs {
+                    err(&e);
+                }
+                err("Router could not be initialized!");
+                return 1;
+            }
         }
+    } else {
+        None
+    };
+    let max_batch = if flat
+        .elements
+        .iter()
+        .filter(|e| registry.get(&e.class).is_some_and(|c| c.order_sensitive))
+        .count()
+        >= 2
+    {
+        1
+    } else {
+        RouterOptions::default().max_batch
     };
 
     let mut exit_value = 0;
@@ -613,25 +667,119 @@ fn run_with(prog: &str, args: &[String], registry: &Registry, console: &Rc<StdCo
             exit_value = 1;
         }
     }
-
-    let before_cpu = cpu_times();
-    let before_wall = std::time::Instant::now();
-    if !o.quit && !flat.elements.is_empty() {
-        catch_signals();
-        drive_with(&router, vclock.as_deref(), Some(&selector));
-    } else if !o.quit && o.warnings {
+    let run = !o.quit && !flat.elements.is_empty();
+    if !o.quit && flat.elements.is_empty() && o.warnings {
         err(&format!(
             "warning: {fname}: configuration has no elements, exiting"
         ));
     }
+
+    if let Some(plan) = plan.as_ref().filter(|p| p.nthreads > 1) {
+        // several threads
+        let settings = crate::threads::RunSettings {
+            affinity: o.affinity,
+        };
+        let running =
+            match crate::threads::start(&flat, plan, registry, console, max_batch, &settings) {
+                Ok(r) => r,
+                Err(errs) => {
+                    for e in errs {
+                        err(&e);
+                    }
+                    err("Router could not be initialized!");
+                    return 1;
+                }
+            };
+        let before = (cpu_times(), Instant::now());
+        if run {
+            catch_signals();
+            running.run();
+        }
+        for p in running.panics() {
+            err(&p);
+            exit_value = 1;
+        }
+        let drops = running.link_drops();
+        if drops > 0 && o.warnings {
+            err(&format!(
+                "warning: {drops} packets dropped between threads (a link's ring of {} was full)",
+                crate::threads::LINK_CAPACITY
+            ));
+        }
+        exit_value = after_run(running.router(), &o, console, before, exit_value);
+        running.finish();
+        return exit_value & 0xff;
+    }
+
+    // one thread
+    let vclock = o.simtime.map(|start| {
+        Rc::new(VirtualClock::new(
+            start.unwrap_or_else(|| SystemClock.now()),
+        ))
+    });
+    let clock: Box<dyn Clock> = match &vclock {
+        Some(v) => Box::new(v.clone()),
+        None => Box::new(SystemClock),
+    };
+    let host = Rc::new(Host {
+        selector: Selector::default(),
+        thread: None,
+    });
+    let router = match Router::from_flat(
+        &flat,
+        registry,
+        clock,
+        Box::new((**console).clone()),
+        RouterOptions {
+            host: Some(host.clone() as Rc<dyn std::any::Any>),
+            max_batch,
+            ..RouterOptions::default()
+        },
+    ) {
+        Ok(r) => r,
+        Err(errs) => {
+            for e in errs {
+                err(&e);
+            }
+            err("Router could not be initialized!");
+            return 1;
+        }
+    };
+    for q in plan.iter().flat_map(|p| p.quiescent.iter()) {
+        if let Some(i) = router.element_index(q) {
+            router.unschedule_task_of(i);
+        }
+    }
+    if o.affinity {
+        crate::threads::pin_to_cpu(0);
+    }
+    let before = (cpu_times(), Instant::now());
+    if run {
+        catch_signals();
+        drive_with(&router, vclock.as_deref(), Some(&host.selector), None);
+    }
+    exit_value = after_run(&router, &o, console, before, exit_value);
+    router.cleanup();
+    exit_value & 0xff
+}
+
+/// After the driver stopped: `-t`, `-h` handlers and `-x`, as click.cc.
+fn after_run(
+    router: &Router,
+    o: &Options,
+    console: &StdConsole,
+    before: ((f64, f64), Instant),
+    mut exit_value: i32,
+) -> i32 {
+    let err = |m: &str| console.error_line(m);
     if o.report_time {
         let after = cpu_times();
-        let wall = before_wall.elapsed();
+        let wall = before.1.elapsed();
         let cs = (wall.subsec_millis() + 5) / 10;
         console.stdout(&format!(
             "{:.3}u {:.3}s {}:{:02}.{:02}\n",
-            after.0 - before_cpu.0,
-            after.1 - before_cpu.1,
+            after.0 - before.0 .0,
+            after.1 - before.0 .1,
             wall.as_secs() / 60,
             wall.as_secs() % 60,
             cs.min(99)
@@ -641,7 +789,7 @@ fn run_with(prog: &str, args: &[String], registry: &Registry, console: &Rc<StdCo
     if !o.handlers.is_empty() {
         let mut out = String::new();
         let mut errs = Vec::new();
-        call_read_handlers(&router, &o.handlers, &mut out, &mut errs);
+        call_read_handlers(router, &o.handlers, &mut out, &mut errs);
         console.stdout(&out);
         if !errs.is_empty() {
             for e in errs {
@@ -677,9 +825,7 @@ fn run_with(prog: &str, args: &[String], registry: &Registry, console: &Rc<StdCo
             }
         }
     }
-
-    router.cleanup();
-    exit_value & 0xff
+    exit_value
 }
 
 /// Adds the ControlSockets of `-p` and `-u`, named as click.cc names
@@ -730,6 +876,42 @@ fn catch_signals() {
             libc::sigaction(sig, &sa, std::ptr::null_mut());
         }
     }
+}
+
+/// What the driver hands its routers' elements as the host object
+/// ([`Ctx::host`]): the descriptors they want watched, and, when the
+/// configuration runs on several threads, this thread's part in that.
+pub struct Host {
+    pub selector: Selector,
+    pub thread: Option<Rc<crate::threads::ThreadCtx>>,
+}
+
+/// The selector of the driver that runs this element, if any.
+pub fn selector<'a>(cx: &Ctx<'a>) -> Option<&'a Selector> {
+    cx.host()?.downcast_ref::<Host>().map(|h| &h.selector)
+}
+
+/// Whether SIGINT or SIGTERM arrived.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::Relaxed)
+}
+
+/// What a multi-threaded run adds to the scheduler loop.
+pub trait LoopHooks {
+    /// Called before every pass (cheap unless another thread rang); false
+    /// ends the loop.
+    fn check(&self, router: &Router) -> bool;
+    /// The router is idle with no timers and nothing holding it. True:
+    /// wait for another thread to bring work (the doorbell is among the
+    /// selector's descriptors); false: end the loop.
+    fn idle(&self, router: &Router) -> bool;
+    /// The router stopped by itself (the `stop` handler, a stop request).
+    fn stopped(&self, router: &Router);
+    /// About to block on the selector: false if work is already waiting
+    /// (then the loop does not block).
+    fn before_wait(&self) -> bool;
+    /// Back from blocking.
+    fn after_wait(&self);
 }
 
 /// The file descriptors elements want watched (Click's `add_select`),
@@ -803,7 +985,7 @@ impl Selector {
 }
 
 /// ppoll(2) with a nanosecond timeout; returns its result (-1 on EINTR).
-fn wait_fds(pfds: &mut [libc::pollfd], timeout: Option<Duration>) -> i32 {
+pub fn wait_fds(pfds: &mut [libc::pollfd], timeout: Option<Duration>) -> i32 {
     let ts = timeout.map(|d| libc::timespec {
         tv_sec: d.as_secs().min(i64::MAX as u64) as libc::time_t,
         tv_nsec: d.subsec_nanos() as libc::c_long,
@@ -826,7 +1008,7 @@ fn wait_fds(pfds: &mut [libc::pollfd], timeout: Option<Duration>) -> i32 {
 
 /// The scheduler loop without watched descriptors (see [`drive_with`]).
 pub fn drive(router: &Router, vclock: Option<&VirtualClock>) {
-    drive_with(router, vclock, None)
+    drive_with(router, vclock, None, None)
 }
 
 /// How many busy passes between looks at the clock for socket polling.
@@ -838,13 +1020,31 @@ const BUSY_POLL: Duration = Duration::from_millis(1);
 /// selector's descriptors (or sleep, or move the virtual clock) until the
 /// next one; stop when the router stops, a signal arrives, or nothing is
 /// left to do (no tasks, timers, or elements holding the driver).
-pub fn drive_with(router: &Router, vclock: Option<&VirtualClock>, sel: Option<&Selector>) {
+pub fn drive_with(
+    router: &Router,
+    vclock: Option<&VirtualClock>,
+    sel: Option<&Selector>,
+    hooks: Option<&dyn LoopHooks>,
+) {
     let mut passes = 0u32;
     let mut last_poll = Instant::now();
     let mut schedule = |i: usize| router.schedule_task_of(i);
+    // blocks on the selector, telling the hooks (another thread's doorbell
+    // must know to wake us)
+    let mut block = |s: &Selector, timeout: Option<Duration>| {
+        if hooks.is_none_or(|h| h.before_wait()) {
+            s.wait(timeout, &mut schedule);
+            if let Some(h) = hooks {
+                h.after_wait();
+            }
+        }
+    };
     loop {
         if INTERRUPTED.load(Ordering::Relaxed) {
             router.stop();
+            break;
+        }
+        if hooks.is_some_and(|h| !h.check(router)) {
             break;
         }
         match router.run_pass() {
@@ -856,22 +1056,22 @@ pub fn drive_with(router: &Router, vclock: Option<&VirtualClock>, sel: Option<&S
                 }
                 passes = 0;
                 if s.has_fds() && last_poll.elapsed() >= BUSY_POLL {
-                    s.wait(Some(Duration::ZERO), &mut schedule);
+                    s.wait(Some(Duration::ZERO), &mut |i| router.schedule_task_of(i));
                     last_poll = Instant::now();
                 }
             }
             RunState::Idle(t) => {
                 let held = sel.is_some_and(|s| s.keeps_running());
                 match (t, vclock) {
-                    (None, _) if !held => break,
+                    (None, _) if !held && !hooks.is_some_and(|h| h.idle(router)) => break,
                     (None, _) => {
                         if let Some(s) = sel {
-                            s.wait(None, &mut schedule);
+                            block(s, None);
                         }
                     }
                     (Some(t), Some(v)) => {
                         if let Some(s) = sel.filter(|s| s.has_fds()) {
-                            s.wait(Some(Duration::ZERO), &mut schedule);
+                            s.wait(Some(Duration::ZERO), &mut |i| router.schedule_task_of(i));
                         }
                         v.set(t);
                     }
@@ -880,20 +1080,25 @@ pub fn drive_with(router: &Router, vclock: Option<&VirtualClock>, sel: Option<&S
                         if t > now {
                             let d = Duration::from_nanos((t - now).nsec().max(0) as u64);
                             match sel {
-                                Some(s) => s.wait(Some(d), &mut schedule),
+                                Some(s) => block(s, Some(d)),
                                 None => {
                                     wait_fds(&mut [], Some(d));
                                 }
                             }
                         } else if let Some(s) = sel.filter(|s| s.has_fds()) {
-                            s.wait(Some(Duration::ZERO), &mut schedule);
+                            s.wait(Some(Duration::ZERO), &mut |i| router.schedule_task_of(i));
                         }
                     }
                 }
                 passes = 0;
                 last_poll = Instant::now();
             }
-            RunState::Stopped => break,
+            RunState::Stopped => {
+                if let Some(h) = hooks {
+                    h.stopped(router);
+                }
+                break;
+            }
         }
     }
 }

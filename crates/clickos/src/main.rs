@@ -8,6 +8,7 @@ mod child;
 mod console;
 mod driver;
 mod elements;
+mod threads;
 mod vmbench;
 mod vmcmd;
 

@@ -9,7 +9,6 @@
 //! client can slow itself down but not the router.
 
 use super::io_error_text;
-use crate::driver::Selector;
 use click::element_any;
 use click::prelude::*;
 use click::router::HandlerError;
@@ -486,9 +485,7 @@ pub struct ControlSocket {
     fds: Vec<(RawFd, libc::c_short)>,
 }
 
-fn selector<'a>(cx: &Ctx<'a>) -> Option<&'a Selector> {
-    cx.host()?.downcast_ref::<Selector>()
-}
+use crate::driver::selector;
 
 impl ControlSocket {
     /// Opens the listening socket; on failure returns the syscall and error.

@@ -6,7 +6,6 @@ use super::netdev::afxdp::{self, Xsk};
 use super::netdev::bpf::{tcx_drop, TcxDrop};
 use super::netdev::{dev_info, fanout_group, force_ip, DevInfo, Method};
 use super::set_extra_length;
-use crate::driver::Selector;
 use click::element_any;
 use click::prelude::*;
 use std::cell::RefCell;
@@ -183,9 +182,7 @@ impl Default for FromDevice {
     }
 }
 
-fn selector<'a>(cx: &Ctx<'a>) -> Option<&'a Selector> {
-    cx.host()?.downcast_ref::<Selector>()
-}
+use crate::driver::selector;
 
 /// Click's packet type for a frame read without the kernel's opinion.
 fn ether_type_of(d: &[u8]) -> u8 {
@@ -203,7 +200,7 @@ fn ether_type_of(d: &[u8]) -> u8 {
 
 impl FromDevice {
     fn open_packet(&mut self, cx: &Ctx, dev: &DevInfo) -> Result<(), String> {
-        let fanout = (cx.nthreads() > 1).then(|| fanout_group(dev.ifindex));
+        let fanout = (cx.ncopies() > 1).then(|| fanout_group(dev.ifindex));
         let rx = PacketRx::open(
             dev,
             &RxOptions {
@@ -231,7 +228,7 @@ impl FromDevice {
     }
 
     fn open_xdp(&mut self, cx: &Ctx, dev: &DevInfo) -> Result<(), String> {
-        let n = cx.nthreads() as u32;
+        let n = cx.ncopies() as u32;
         if n > 1 && dev.rx_queues < self.queue + n {
             return Err(format!(
                 "{} has {} RX queue(s), {} threads need {}",
@@ -241,7 +238,7 @@ impl FromDevice {
                 self.queue + n
             ));
         }
-        let q = self.queue + cx.thread() as u32;
+        let q = self.queue + cx.copy() as u32;
         let x = afxdp::socket(dev, q)?;
         x.borrow_mut().start_rx(dev)?;
         if self.promisc {
@@ -392,7 +389,7 @@ impl Element for FromDevice {
                     ));
                 }
                 if let Err(e) = self.open_xdp(cx, &dev) {
-                    if cx.nthreads() > 1 && e.contains("threads need") {
+                    if cx.ncopies() > 1 && e.contains("threads need") {
                         cx.error_line(&format!("{decl}: using AF_PACKET fanout: {e}"));
                         self.open_packet(cx, &dev)?;
                     } else {

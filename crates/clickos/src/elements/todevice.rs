@@ -4,7 +4,6 @@
 use super::netdev::afpacket::{PacketTx, TxError};
 use super::netdev::afxdp::{self, Xsk};
 use super::netdev::{dev_info, err_text, DevInfo, Method};
-use crate::driver::Selector;
 use click::element_any;
 use click::prelude::*;
 use std::cell::RefCell;
@@ -142,13 +141,11 @@ const TIMER_COMPLETIONS: u32 = 0;
 /// How long to wait for AF_XDP completions when out of TX frames.
 const COMPLETION_WAIT_NS: i64 = 20_000;
 
-fn selector<'a>(cx: &Ctx<'a>) -> Option<&'a Selector> {
-    cx.host()?.downcast_ref::<Selector>()
-}
+use crate::driver::selector;
 
 impl ToDevice {
     fn open_xdp(&mut self, cx: &Ctx, dev: &DevInfo) -> Result<(), String> {
-        let q = self.queue + cx.thread() as u32;
+        let q = self.queue + cx.copy() as u32;
         if q >= dev.tx_queues.max(dev.rx_queues) {
             return Err(format!(
                 "{} has {} queue(s), this copy needs queue {q}",
@@ -204,7 +201,7 @@ impl Element for ToDevice {
             Method::Packet => self.io = TxIo::Packet(PacketTx::open(&dev)?),
             Method::Xdp => {
                 if let Err(e) = self.open_xdp(cx, &dev) {
-                    if cx.nthreads() > 1 && e.contains("this copy needs") {
+                    if cx.ncopies() > 1 && e.contains("this copy needs") {
                         cx.error_line(&format!("{decl}: using AF_PACKET: {e}"));
                         self.io = TxIo::Packet(PacketTx::open(&dev)?);
                     } else {

@@ -22,6 +22,7 @@ pub mod red;
 pub mod rrsched;
 pub mod script;
 pub mod shaper;
+pub mod staticthreadsched;
 pub mod strip;
 pub mod suppressor;
 pub mod switch;
@@ -61,6 +62,7 @@ pub static SPECS: &[&ClassSpec] = &[
     &script::DRIVERMANAGER_SPEC,
     &shaper::SPEC,
     &shaper::BANDWIDTHSHAPER_SPEC,
+    &staticthreadsched::SPEC,
     &strip::SPEC,
     &strip::UNSTRIP_SPEC,
     &suppressor::SPEC,
