@@ -986,3 +986,44 @@ fn random_junk_from_many_clients() {
     let (code, _, err) = stop_and_wait(&mut first, server);
     assert_eq!(code, 0, "{err}");
 }
+
+#[test]
+fn handlers_on_other_threads() {
+    // Under -j 2 the ControlSocket runs on thread 0 and `c1` on thread 1:
+    // reads, writes and errors behave as if there were one thread.
+    let cfg = "s0 :: RatedSource(RATE 1000) -> c0 :: Counter -> Discard; \
+               s1 :: RatedSource(RATE 1000) -> c1 :: Counter -> Discard; \
+               StaticThreadSched(s0 0, s1 1);";
+    let (server, _port, mut c) = start_cfg(cfg, &["-j", "2", "-h", "c1.count"]);
+    let threads = c.read("threads");
+    assert!(
+        threads
+            .lines()
+            .any(|l| l.starts_with("thread 1:") && l.split_whitespace().any(|w| w == "c1")),
+        "{threads}"
+    );
+    let t0 = Instant::now();
+    while c.count("c1.count") < 20 {
+        assert!(t0.elapsed() < Duration::from_secs(10), "c1 does not count");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let r = c.cmd("WRITE c1.reset");
+    assert_eq!(
+        (r.code, r.text()),
+        (200, "Write handler 'c1.reset' OK".into())
+    );
+    assert!(c.count("c1.count") < 20);
+    assert_eq!(c.read("c1.class"), "Counter");
+    assert!(c.read("list").lines().any(|l| l == "c1"));
+    let r = c.cmd("READ nosuch.count");
+    assert_eq!(r.code, 510, "{r:?}");
+    let r = c.cmd("READ c1.nosuch");
+    assert_eq!(r.code, 511, "{r:?}");
+    let r = c.cmd("WRITE c1.count 5");
+    assert_eq!(r.code, 530, "{r:?}");
+    let r = c.cmd("CHECKREAD c1.count");
+    assert_eq!(r.code, 200, "{r:?}");
+    let (code, out, err) = stop_and_wait(&mut c, server);
+    assert_eq!(code, 0, "stderr: {err}");
+    assert!(out.trim().parse::<u64>().is_ok(), "{out}");
+}

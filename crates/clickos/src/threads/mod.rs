@@ -396,10 +396,13 @@ pub fn combine(handler: &str, values: Vec<(usize, String)>) -> String {
     if values.windows(2).all(|w| w[0].1 == w[1].1) {
         return values.into_iter().next().map(|x| x.1).unwrap_or_default();
     }
+    let block = values
+        .iter()
+        .any(|(_, v)| v.trim_end_matches('\n').contains('\n'));
     let mut out = String::new();
     for (t, v) in values {
         let v = v.trim_end_matches('\n');
-        if v.contains('\n') {
+        if block {
             out.push_str(&format!("copy {t}:\n{v}\n"));
         } else {
             out.push_str(&format!("copy {t}: {v}\n"));
@@ -655,7 +658,17 @@ pub fn start(
         owners,
         flat_text: click::lang::unparse(flat),
         plan_text: plan.describe(flat),
-        names: flat.elements.iter().map(|e| e.name.clone()).collect(),
+        // the configuration's elements, then the links' hidden ones
+        names: flat
+            .elements
+            .iter()
+            .map(|e| e.name.clone())
+            .chain(
+                plan.links
+                    .iter()
+                    .flat_map(|l| [l.tx_name.clone(), l.rx_name.clone()]),
+            )
+            .collect(),
         classes,
         requirements: flat.requirements.clone(),
         bells,
@@ -931,5 +944,36 @@ impl Running {
             .iter()
             .map(|l| l.drops.load(Ordering::Relaxed))
             .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::combine;
+
+    fn v(xs: &[&str]) -> Vec<(usize, String)> {
+        xs.iter()
+            .enumerate()
+            .map(|(i, s)| (i, s.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn copies_combine() {
+        assert_eq!(combine("count", v(&["3", "4"])), "7");
+        assert_eq!(combine("count", v(&["3", "3"])), "6");
+        assert_eq!(combine("rate", v(&["1.5", "2"])), "3.5");
+        assert_eq!(combine("highwater_length", v(&["3", "9"])), "9");
+        assert_eq!(combine("capacity", v(&["1000", "1000"])), "1000");
+        assert_eq!(
+            combine("active", v(&["true", "false"])),
+            "copy 0: true\ncopy 1: false\n"
+        );
+        assert_eq!(
+            combine("table", v(&["a\nb\n", "c\n"])),
+            "copy 0:\na\nb\ncopy 1:\nc\n"
+        );
+        // not numbers: the same in every copy, or one line per copy
+        assert_eq!(combine("count", v(&["x", "x"])), "x");
     }
 }

@@ -398,3 +398,118 @@ fn without_classes(flat: &FlatConfig, classes: &[&str]) -> FlatConfig {
     }
     c
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use click::registry::Registry;
+
+    fn registry() -> Registry {
+        let mut r = crate::elements::registry();
+        crate::threads::register_hidden(&mut r);
+        r
+    }
+
+    fn planned(cfg: &str, n: usize, replicate: bool) -> (FlatConfig, Plan) {
+        let flat = click::lang::parse_config(cfg, "t.click", &[]).unwrap();
+        let g = click::router::check_graph(&flat, &registry()).unwrap();
+        let p = plan(&flat, &g, n, replicate).unwrap();
+        // every thread's configuration is a valid graph of its own
+        for c in &p.configs {
+            if let Err(e) = click::router::check_graph(c, &registry()) {
+                panic!("{}\n{}", e.join("\n"), click::lang::unparse(c));
+            }
+        }
+        (flat, p)
+    }
+
+    fn home_of(flat: &FlatConfig, p: &Plan, name: &str) -> usize {
+        p.home[flat.element_index(name).unwrap()]
+    }
+
+    #[test]
+    fn queues_split_and_link() {
+        let (flat, p) = planned(
+            "a :: InfiniteSource -> x :: Counter -> q :: Queue -> u :: Unqueue -> d :: Discard;
+             b :: InfiniteSource -> y :: Counter -> q;
+             StaticThreadSched(a 0, b 1, u 1);",
+            2,
+            false,
+        );
+        assert_eq!(home_of(&flat, &p, "x"), 0);
+        assert_eq!(home_of(&flat, &p, "y"), 1);
+        for e in ["q", "u", "d"] {
+            assert_eq!(home_of(&flat, &p, e), 1, "{e}");
+        }
+        assert_eq!(p.links.len(), 1);
+        let l = &p.links[0];
+        assert_eq!((l.from_thread, l.to_thread, l.to_port), (0, 1, 0));
+        assert_eq!(l.tx_name, "q@@tx0_0");
+        assert!(p.configs[0].element_index("q@@tx0_0").is_some());
+        assert!(p.configs[1].element_index("q@@rx0_0").is_some());
+        assert!(p.configs[0].element_index("q").is_none());
+    }
+
+    #[test]
+    fn pull_paths_stay_with_their_sink() {
+        // RatedUnqueue pulls through PullNull from the Queue: one group
+        let (flat, p) = planned(
+            "s :: InfiniteSource -> q :: Queue -> n :: PullNull -> r :: RatedUnqueue -> Discard;
+             StaticThreadSched(s 0, r 1);",
+            2,
+            false,
+        );
+        assert_eq!(home_of(&flat, &p, "n"), 1);
+        assert_eq!(home_of(&flat, &p, "q"), 1);
+        assert_eq!(home_of(&flat, &p, "s"), 0);
+    }
+
+    #[test]
+    fn automatic_placement_balances_tasks() {
+        let (flat, p) = planned(
+            "a :: InfiniteSource -> Discard; b :: InfiniteSource -> Discard;
+             c :: InfiniteSource -> Discard; d :: InfiniteSource -> Discard;
+             Script(wait 1);",
+            2,
+            false,
+        );
+        let per: Vec<usize> = (0..2)
+            .map(|t| {
+                ["a", "b", "c", "d"]
+                    .iter()
+                    .filter(|e| home_of(&flat, &p, e) == t)
+                    .count()
+            })
+            .collect();
+        assert_eq!(per, [2, 2]);
+        assert!(p.links.is_empty());
+        assert_eq!(home_of(&flat, &p, "Script@9"), 0);
+    }
+
+    #[test]
+    fn replicate_copies_all_but_control_sockets() {
+        let (_, p) = planned(
+            "InfiniteSource -> Counter -> Discard; ControlSocket(TCP, 0);",
+            3,
+            true,
+        );
+        assert_eq!(p.configs.len(), 3);
+        assert_eq!(p.configs[0].elements.len(), 4);
+        assert_eq!(p.configs[2].elements.len(), 3);
+        assert!(p.links.is_empty());
+    }
+
+    #[test]
+    fn boundary_is_push_in_pull_out() {
+        let flat = click::lang::parse_config(
+            "InfiniteSource -> q :: Queue -> Unqueue -> t :: Tee -> Discard; t[1] -> Discard;",
+            "t.click",
+            &[],
+        )
+        .unwrap();
+        let g = click::router::check_graph(&flat, &registry()).unwrap();
+        let idx = |n: &str| flat.element_index(n).unwrap();
+        assert!(is_boundary(&g, idx("q")));
+        assert!(!is_boundary(&g, idx("t")));
+    }
+}
