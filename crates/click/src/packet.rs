@@ -203,7 +203,23 @@ struct PoolInner {
     free: RefCell<Vec<Box<Buf>>>,
     max_free: usize,
     created: core::cell::Cell<u64>,
+    depot: Option<alloc::sync::Arc<dyn BufferDepot>>,
 }
+
+/// Spare buffers shared by the pools of several threads. When packets
+/// cross from one thread to another, buffers pile up where packets end
+/// and run out where they start; each pool then gives (or takes) a batch
+/// of [`DEPOT_BATCH`] through the depot instead of freeing (or
+/// allocating) one buffer per packet.
+pub trait BufferDepot: Send + Sync {
+    /// Moves up to `n` spare buffers into `out`.
+    fn take(&self, n: usize, out: &mut Vec<SendPacket>);
+    /// Takes the buffers in `bufs` (it may free some if it holds enough).
+    fn give(&self, bufs: &mut Vec<SendPacket>);
+}
+
+/// How many buffers a pool moves to or from its depot at once.
+pub const DEPOT_BATCH: usize = 64;
 
 /// A pool of packet buffers. Cloning the handle is cheap; buffers return to
 /// the pool when their packet is dropped, so steady-state packet processing
@@ -222,13 +238,45 @@ impl Default for Pool {
 impl Pool {
     /// A pool that keeps at most `max_free` idle buffers.
     pub fn new(max_free: usize) -> Pool {
+        Pool::with_depot(max_free, None)
+    }
+
+    /// A pool that trades spare buffers with other threads' pools through
+    /// `depot` (see [`BufferDepot`]).
+    pub fn with_depot(max_free: usize, depot: Option<alloc::sync::Arc<dyn BufferDepot>>) -> Pool {
+        let max_free = if depot.is_some() {
+            max_free.max(2 * DEPOT_BATCH)
+        } else {
+            max_free
+        };
         Pool {
             inner: Rc::new(PoolInner {
                 free: RefCell::new(Vec::with_capacity(max_free.min(65536))),
                 max_free,
                 created: core::cell::Cell::new(0),
+                depot,
             }),
         }
+    }
+
+    /// Refills the free list from the depot; false if it had nothing.
+    #[cold]
+    fn refill(&self) -> bool {
+        let Some(d) = &self.inner.depot else {
+            return false;
+        };
+        let mut got = Vec::with_capacity(DEPOT_BATCH);
+        d.take(DEPOT_BATCH, &mut got);
+        if got.is_empty() {
+            return false;
+        }
+        let mut free = self.inner.free.borrow_mut();
+        for sp in got {
+            let mut b = sp.0;
+            b.pool = Some(self.inner.clone());
+            free.push(b);
+        }
+        true
     }
 
     /// Number of buffers this pool ever allocated (for tests and stats).
@@ -245,6 +293,11 @@ impl Pool {
         if need <= POOL_BUFFER_SIZE {
             if let Some(b) = self.inner.free.borrow_mut().pop() {
                 return b;
+            }
+            if self.refill() {
+                if let Some(b) = self.inner.free.borrow_mut().pop() {
+                    return b;
+                }
             }
         }
         self.inner.created.set(self.inner.created.get() + 1);
@@ -340,6 +393,19 @@ impl Drop for Packet {
             let mut free = pool.free.borrow_mut();
             if free.len() < pool.max_free {
                 free.push(b);
+            } else if let Some(d) = &pool.depot {
+                // full: hand a batch to the threads that run short
+                let at = free.len() - DEPOT_BATCH.min(free.len());
+                let mut out: Vec<SendPacket> = free
+                    .drain(at..)
+                    .map(|mut x| {
+                        x.pool = None;
+                        SendPacket(x)
+                    })
+                    .collect();
+                free.push(b);
+                drop(free);
+                d.give(&mut out);
             }
         }
     }
@@ -632,6 +698,38 @@ mod tests {
         drop(q);
         assert_eq!(a.free_buffers(), 0);
         assert_eq!(b.free_buffers(), 1);
+    }
+
+    #[test]
+    fn pools_trade_buffers_through_a_depot() {
+        extern crate std;
+        use alloc::sync::Arc;
+        struct D(std::sync::Mutex<Vec<SendPacket>>);
+        impl BufferDepot for D {
+            fn take(&self, n: usize, out: &mut Vec<SendPacket>) {
+                let mut v = self.0.lock().unwrap();
+                let at = v.len() - n.min(v.len());
+                out.extend(v.drain(at..));
+            }
+            fn give(&self, bufs: &mut Vec<SendPacket>) {
+                self.0.lock().unwrap().append(bufs);
+            }
+        }
+        let d = Arc::new(D(std::sync::Mutex::new(Vec::new())));
+        let src = Pool::with_depot(0, Some(d.clone()));
+        let dst = Pool::with_depot(0, Some(d.clone()));
+        // packets made by `src` end in `dst` (as across threads)
+        for _ in 0..10 {
+            let batch: Vec<SendPacket> = (0..100)
+                .map(|_| src.make(DEFAULT_HEADROOM, &[1; 60], 0).into_send())
+                .collect();
+            for sp in batch {
+                drop(dst.adopt(sp));
+            }
+        }
+        // after the first round trip `src` reuses what `dst` gave back
+        assert!(src.buffers_created() < 400, "{}", src.buffers_created());
+        assert_eq!(dst.buffers_created(), 0);
     }
 
     #[test]

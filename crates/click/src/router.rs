@@ -170,6 +170,8 @@ pub struct RouterOptions {
     /// The routers this one runs beside, when one configuration is spread
     /// over several threads; see [`Peers`].
     pub peers: Option<alloc::rc::Rc<dyn Peers>>,
+    /// Spare packet buffers shared with those routers' pools.
+    pub depot: Option<alloc::sync::Arc<dyn crate::packet::BufferDepot>>,
 }
 
 /// The other routers a router runs beside when the host spreads one
@@ -205,6 +207,7 @@ impl Default for RouterOptions {
             copy: 0,
             ncopies: 1,
             peers: None,
+            depot: None,
         }
     }
 }
@@ -421,7 +424,7 @@ impl Router {
             connections: final_conns,
             requirements: flat.requirements.clone(),
             flat_config: click_lang::unparse(flat),
-            pool: Pool::new(opts.pool_size),
+            pool: Pool::with_depot(opts.pool_size, opts.depot.clone()),
             clock,
             console,
             run_queue: RefCell::new(VecDeque::new()),

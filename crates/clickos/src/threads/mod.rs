@@ -47,6 +47,8 @@ const STATE: u32 = 32;
 
 /// Slots in a cross-thread link's ring.
 pub const LINK_CAPACITY: usize = 1024;
+/// How long a thread watches its doorbell before it blocks.
+const SPIN: Duration = Duration::from_micros(100);
 /// How long a handler call waits for another thread before giving up.
 const MAIL_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -88,8 +90,23 @@ impl Bell {
         self.pending.swap(0, Ordering::SeqCst)
     }
 
-    /// Marks the thread asleep; false (and awake) if a flag is already up.
+    /// Marks the thread asleep; false (and awake) if a flag is up. It
+    /// first watches the flags for [`SPIN`]: waking a sleeping thread
+    /// costs tens of microseconds in a VM, during which a busy sender
+    /// overruns the link's ring.
     fn prepare_sleep(&self) -> bool {
+        let t0 = Instant::now();
+        let mut i = 0u32;
+        while self.pending.load(Ordering::Relaxed) == 0 {
+            std::hint::spin_loop();
+            i = i.wrapping_add(1);
+            if i.is_multiple_of(64) && t0.elapsed() >= SPIN {
+                break;
+            }
+        }
+        if self.pending.load(Ordering::Relaxed) != 0 {
+            return false;
+        }
         self.sleeping.store(true, Ordering::SeqCst);
         if self.pending.load(Ordering::SeqCst) != 0 {
             self.sleeping.store(false, Ordering::SeqCst);
@@ -147,6 +164,32 @@ pub struct LinkShared {
     drops: AtomicU64,
 }
 
+/// Spare packet buffers the threads' pools trade (see
+/// [`click::packet::BufferDepot`]).
+struct Depot {
+    bufs: Mutex<Vec<SendPacket>>,
+}
+
+/// Buffers the depot keeps at most (2 KiB each); beyond that, freed.
+const DEPOT_CAPACITY: usize = 8192;
+
+impl click::packet::BufferDepot for Depot {
+    fn take(&self, n: usize, out: &mut Vec<SendPacket>) {
+        if let Ok(mut v) = self.bufs.lock() {
+            let at = v.len() - n.min(v.len());
+            out.extend(v.drain(at..));
+        }
+    }
+
+    fn give(&self, bufs: &mut Vec<SendPacket>) {
+        if let Ok(mut v) = self.bufs.lock() {
+            let k = (DEPOT_CAPACITY - v.len().min(DEPOT_CAPACITY)).min(bufs.len());
+            v.extend(bufs.drain(..k));
+        }
+        // whatever did not fit is freed by the caller, outside the lock
+    }
+}
+
 /// Build results and the go-ahead.
 const GO_WAIT: u8 = 0;
 const GO_RUN: u8 = 1;
@@ -185,6 +228,7 @@ pub struct Shared {
     /// Busy threads plus packets in links (see the module docs).
     work: AtomicIsize,
     panics: Mutex<Vec<String>>,
+    depot: Arc<Depot>,
 }
 
 impl Shared {
@@ -684,6 +728,9 @@ pub fn start(
         driver_manager: Mutex::new(None),
         work: AtomicIsize::new(n as isize),
         panics: Mutex::new(Vec::new()),
+        depot: Arc::new(Depot {
+            bufs: Mutex::new(Vec::new()),
+        }),
     });
     let mut registry = registry.clone();
     register_hidden(&mut registry);
@@ -809,6 +856,9 @@ fn build(
             copy,
             ncopies,
             peers: Some(Rc::new(ThreadPeers { ctx: ctx.clone() })),
+            // pools trade buffers only where packets cross threads
+            depot: (!shared.links.is_empty())
+                .then(|| shared.depot.clone() as Arc<dyn click::packet::BufferDepot>),
             ..RouterOptions::default()
         },
     );

@@ -102,17 +102,24 @@ impl Element for ThreadTx {
         Ok(())
     }
 
-    fn push(&mut self, _port: usize, p: Packet, _cx: &Ctx) {
+    fn push(&mut self, _port: usize, p: Packet, cx: &Ctx) {
         let (Some(ctx), Some(prod)) = (self.ctx.clone(), self.producer.as_ref()) else {
             return;
         };
         // count the packet in before the consumer can see (and uncount) it
         ctx.link_packets(1);
-        let moved = usize::from(prod.push(p.into_send()).is_ok());
+        let moved = match prod.push(p.into_send()) {
+            Ok(()) => 1,
+            Err(back) => {
+                // the ring is full: the buffer goes back to this pool
+                drop(cx.pool().adopt(back));
+                0
+            }
+        };
         self.sent(&ctx, 1, moved);
     }
 
-    fn push_batch(&mut self, _port: usize, batch: Batch, _cx: &Ctx) {
+    fn push_batch(&mut self, _port: usize, batch: Batch, cx: &Ctx) {
         let (Some(ctx), Some(prod)) = (self.ctx.clone(), self.producer.as_ref()) else {
             return;
         };
@@ -122,7 +129,11 @@ impl Element for ThreadTx {
             .extend(batch.into_iter().map(Packet::into_send));
         ctx.link_packets(k as isize);
         let moved = prod.push_from(&mut self.scratch);
-        self.scratch.clear();
+        // what did not fit goes back to this pool
+        let pool = cx.pool();
+        for back in self.scratch.drain(..) {
+            drop(pool.adopt(back));
+        }
         self.sent(&ctx, k, moved);
     }
 
