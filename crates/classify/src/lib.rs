@@ -75,6 +75,19 @@ struct Insn {
     no: Target,
 }
 
+/// The hot-path form of an instruction: 24 bytes, no branches to pick
+/// the base, successors indexed by the test's outcome.
+#[derive(Clone, Copy, Debug)]
+struct Fast {
+    off: u32,
+    /// All ones for transport-relative words, zero for the others.
+    tsel: u32,
+    mask: u32,
+    value: u32,
+    /// [no, yes]
+    next: [Target; 2],
+}
+
 /// Which element's conventions a program follows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
@@ -86,6 +99,11 @@ enum Kind {
 #[derive(Clone, Debug)]
 pub struct Program {
     insns: Vec<Insn>,
+    fast: Vec<Fast>,
+    /// Packets at least this long hold every network-relative word...
+    safe_net: usize,
+    /// ... and, past the transport base, every transport-relative one.
+    safe_transp: usize,
     entry: Target,
     noutputs: usize,
     kind: Kind,
@@ -143,7 +161,7 @@ impl Program {
         warnings: Vec<String>,
     ) -> Program {
         let (nodes, entry) = compile::compile_rules(&rules, true);
-        let insns = nodes
+        let insns: Vec<Insn> = nodes
             .iter()
             .map(|n: &Node| Insn {
                 off: n.atom.off,
@@ -156,8 +174,38 @@ impl Program {
                 no: n.no,
             })
             .collect();
+        let fast: Vec<Fast> = insns
+            .iter()
+            .map(|i: &Insn| Fast {
+                off: i.off,
+                tsel: if i.transp { u32::MAX } else { 0 },
+                mask: i.mask,
+                value: i.value,
+                next: [i.no, i.yes],
+            })
+            .collect();
+        // Every successor is a valid index or a result: `matches` relies
+        // on it to index without checks.
+        assert!(
+            fast.iter()
+                .flat_map(|f| f.next)
+                .chain([entry])
+                .all(|t| t < 0 || (t as usize) < fast.len()),
+            "classifier program with a dangling jump"
+        );
+        let reach = |transp: bool| {
+            insns
+                .iter()
+                .filter(|i| i.transp == transp)
+                .map(|i| i.off as usize + 4)
+                .max()
+                .unwrap_or(0)
+        };
         Program {
+            safe_net: reach(false),
+            safe_transp: reach(true),
             insns,
+            fast,
             entry,
             noutputs,
             kind,
@@ -180,6 +228,25 @@ impl Program {
         } else {
             0
         };
+        if data.len() >= self.safe_net && data.len() >= tbase + self.safe_transp {
+            // Click's "safe length": every word any instruction reads is
+            // inside the packet, so the walk needs no bounds checks.
+            let ptr = data.as_ptr();
+            loop {
+                // SAFETY: `t` is an instruction index (`t >= 0` here, and
+                // `build` checked every successor and the entry point).
+                let f = unsafe { self.fast.get_unchecked(t as usize) };
+                let start = f.off as usize + (tbase & f.tsel as usize);
+                // SAFETY: start + 4 <= safe_net or tbase + safe_transp,
+                // both at most data.len() (checked above); read_unaligned
+                // has no alignment requirement.
+                let w = u32::from_be(unsafe { ptr.add(start).cast::<u32>().read_unaligned() });
+                t = f.next[usize::from(w & f.mask == f.value)];
+                if t < 0 {
+                    return decode(t);
+                }
+            }
+        }
         loop {
             let ins = &self.insns[t as usize];
             let start = ins.off as usize + if ins.transp { tbase } else { 0 };
