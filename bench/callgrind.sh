@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Instructions per packet, counted exactly by valgrind's callgrind (immune to
 # machine noise): (instructions with N packets - instructions with 0) / N.
-# Usage: bench/callgrind.sh [pipeline ...]     (default: floor firewall router counters iprouter)
+# Usage: bench/callgrind.sh [pipeline ...]     (default: floor firewall firewall-strip router counters iprouter)
 # Needs: valgrind, and a release build (cargo build --release -p clickos).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,7 +15,7 @@ ir() { # config, n, data
     awk '/^summary:/ {print $2}' "$out"; rm -f "$out"
 }
 printf '%-10s %5s %12s\n' pipeline size instr/packet
-for p in "${@:-floor firewall router counters iprouter}"; do
+for p in "${@:-floor firewall firewall-strip router counters iprouter}"; do
   for p1 in $p; do
     for size in 64 1500; do
       data="\\<$(cat bench/udp-$size.hex)>"
