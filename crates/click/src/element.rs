@@ -184,6 +184,14 @@ pub trait Element: Any {
         None
     }
 
+    /// Click's full notifier: the signal this element keeps active while it
+    /// has room for more packets (Queue), so push sources upstream
+    /// (InfiniteSource) can sleep while it is full. See
+    /// [`Ctx::downstream_signal`](crate::router::Ctx::downstream_signal).
+    fn full_signal(&self) -> Option<crate::router::SignalId> {
+        None
+    }
+
     /// Click's `Storage` capability: elements that hold packets for later
     /// (Queue, FrontDropQueue, ...) report how many they hold. RED finds
     /// the nearest such elements with [`Ctx::nearby_storage`] and watches

@@ -1547,6 +1547,58 @@ impl<'a> Ctx<'a> {
         UpstreamSignal::Signals(found)
     }
 
+    /// Click's downstream full notifier: finds the full notifiers
+    /// ([`Element::full_signal`]) downstream of push output `port` and
+    /// registers this element's task to be woken when any of them becomes
+    /// active (has room again). Elements without one are crossed from
+    /// their push outputs; a path that ends anywhere else (a sink such as
+    /// Discard) can always take packets, and the answer is
+    /// [`UpstreamSignal::AlwaysActive`].
+    pub fn downstream_signal(&self, port: usize) -> UpstreamSignal {
+        let mut found = Vec::new();
+        let mut seen = vec![false; self.core.slots.len()];
+        let mut always = false;
+        let mut stack: Vec<usize> = Vec::new();
+        match self.core.slots[self.me].out_target.get(port) {
+            Some(Some(t)) => stack.push(t.elem as usize),
+            _ => return UpstreamSignal::AlwaysActive,
+        }
+        while let Some(d) = stack.pop() {
+            if seen[d] {
+                continue;
+            }
+            seen[d] = true;
+            if let Some(id) = self.core.with_elem(d, |e, _| e.full_signal()).flatten() {
+                found.push(id);
+                continue;
+            }
+            let s = &self.core.slots[d];
+            let outs: Vec<usize> = s
+                .out_target
+                .iter()
+                .flatten()
+                .map(|t| t.elem as usize)
+                .collect();
+            if outs.is_empty() {
+                always = true;
+                continue;
+            }
+            stack.extend(outs);
+        }
+        if always || found.is_empty() {
+            return UpstreamSignal::AlwaysActive;
+        }
+        let mut sigs = self.core.signals.borrow_mut();
+        for id in &found {
+            if let Some(s) = sigs.get_mut(id.0 as usize) {
+                if !s.listeners.contains(&self.me) {
+                    s.listeners.push(self.me);
+                }
+            }
+        }
+        UpstreamSignal::Signals(found)
+    }
+
     /// Click's flow-based router context for `Storage` elements (as RED
     /// uses it): starting at this element's output `port` (`downstream`)
     /// or input `port` (upstream), walks the connections and returns the

@@ -744,3 +744,49 @@ fn odd_packet_sizes_pass_without_panic() {
     run_until(&r, t0.add_nsec(60 * SEC));
     assert!(count(&r, "c.count") > 0);
 }
+
+/// Click's full notifier: a push source feeding a Queue nobody drains
+/// sleeps once the Queue is full (nothing overflows, the router goes
+/// idle), and wakes when the Queue gains room through a bigger capacity or
+/// a pull.
+#[test]
+fn infinitesource_sleeps_while_queue_is_full() {
+    let r =
+        router("i :: InfiniteSource -> q :: Queue(5) -> u :: Unqueue(ACTIVE false) -> Discard;");
+    run_until(&r, Timestamp::from_nsec(SEC));
+    assert_eq!(count(&r, "i.count"), 5);
+    assert_eq!(count(&r, "q.drops"), 0);
+    assert!(!r.stderr().contains("overflow"), "{}", r.stderr());
+    assert!(matches!(r.router.run_pass(), RunState::Idle(_)));
+    r.write("q.capacity", "8").unwrap();
+    run_until(&r, Timestamp::from_nsec(2 * SEC));
+    assert_eq!(count(&r, "i.count"), 8);
+    assert_eq!(count(&r, "q.drops"), 0);
+}
+
+/// A source whose output also reaches a sink that always takes packets
+/// (Tee to Discard) does not sleep on the full Queue.
+#[test]
+fn full_notifier_ignores_paths_that_never_fill() {
+    let r = router("i :: InfiniteSource(LIMIT 20, STOP true) -> t :: Tee; t[0] -> q :: Queue(5) -> Idle; t[1] -> Discard;");
+    run_until(&r, Timestamp::from_nsec(SEC));
+    assert_eq!(count(&r, "i.count"), 20);
+    assert_eq!(count(&r, "q.drops"), 15);
+}
+
+/// Writing `capacity` rewrites the configuration the way Click's keyword
+/// handlers do: a positional capacity is replaced in place, otherwise a
+/// `CAPACITY` keyword replaces earlier ones at the end.
+#[test]
+fn queue_capacity_write_updates_config() {
+    let r = router("a :: Queue -> Idle; Idle -> b :: Queue(6) -> Idle; Idle -> c :: Queue(CAPACITY 3) -> Idle; Idle -> a;");
+    r.write("a.capacity", "10").unwrap();
+    assert_eq!(r.read("a.config"), "CAPACITY 10");
+    r.write("a.capacity", "1000").unwrap();
+    assert_eq!(r.read("a.config"), "CAPACITY 1000");
+    r.write("b.capacity", "7").unwrap();
+    assert_eq!(r.read("b.config"), "7");
+    r.write("c.capacity", "4").unwrap();
+    assert_eq!(r.read("c.config"), "CAPACITY 4");
+    assert_eq!(r.read("c.capacity"), "4");
+}

@@ -189,6 +189,37 @@ pub fn join_args(args: &[String]) -> String {
     args.join(", ")
 }
 
+/// Click's `reconfigure_keyword_handler` applied to a configuration
+/// string: the configuration after writing `value` to a handler that
+/// reconfigures `keyword` (with `argno`, the mandatory position the value
+/// may have been given at instead, as in Click's `"0 CAPACITY"`). Earlier
+/// occurrences of the keyword are removed; a positional argument at `argno`
+/// is replaced in place; otherwise `KEYWORD value` is appended.
+pub fn reconfigure_keyword(
+    config: &str,
+    argno: Option<usize>,
+    keyword: &str,
+    value: &str,
+) -> String {
+    let mut conf = split_args(config);
+    let before = conf.len();
+    conf.retain(|a| match keyword_len(a) {
+        Kw::Keyword(n) => &a[..n] != keyword,
+        _ => true,
+    });
+    let found = conf.len() != before;
+    if !found {
+        if let Some(n) = argno {
+            if n < conf.len() && keyword_len(&conf[n]) == Kw::Positional {
+                conf[n] = value.to_string();
+                return join_args(&conf);
+            }
+        }
+    }
+    conf.push(format!("{keyword} {value}"));
+    join_args(&conf)
+}
+
 fn skip_spacevec_item(b: &[u8], mut i: usize) -> usize {
     while i < b.len() {
         match b[i] {

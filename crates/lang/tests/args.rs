@@ -209,3 +209,22 @@ fn args_read_all_and_rest() {
 fn v_(x: &[&str]) -> Vec<String> {
     v(x)
 }
+
+#[test]
+fn reconfigure_keyword_like_click() {
+    use click_lang::args::reconfigure_keyword;
+    assert_eq!(
+        reconfigure_keyword("", Some(0), "CAPACITY", "10"),
+        "CAPACITY 10"
+    );
+    assert_eq!(
+        reconfigure_keyword("CAPACITY 10", Some(0), "CAPACITY", "20"),
+        "CAPACITY 20"
+    );
+    assert_eq!(reconfigure_keyword("6", Some(0), "CAPACITY", "7"), "7");
+    assert_eq!(
+        reconfigure_keyword("6, CAPACITY 2", Some(0), "CAPACITY", "7"),
+        "6, CAPACITY 7"
+    );
+    assert_eq!(reconfigure_keyword("A 1, B 2", None, "A", "3"), "B 2, A 3");
+}

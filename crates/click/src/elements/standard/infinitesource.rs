@@ -16,6 +16,8 @@ pub struct InfiniteSource {
     count: u64,
     end_call: Option<String>,
     pull_signal: Option<SignalId>,
+    /// Click's downstream full notifier: sleep while the queues we feed are full.
+    nonfull: Option<UpstreamSignal>,
 }
 
 impl Default for InfiniteSource {
@@ -31,6 +33,7 @@ impl Default for InfiniteSource {
             count: 0,
             end_call: None,
             pull_signal: None,
+            nonfull: None,
         }
     }
 }
@@ -44,7 +47,8 @@ pub static SPEC: ClassSpec = ClassSpec {
     summary: "Generates packets whenever scheduled.",
     description: "Creates packets consisting of DATA. In push context it pushes BURST packets each \
 time its task runs; in pull context it returns a packet on every pull. It stops after LIMIT packets \
-(negative means no limit).\n\nKeyword arguments:\n\n\
+(negative means no limit). When every path downstream ends at a full Queue, it sleeps until one \
+has room (Click's full notifier).\n\nKeyword arguments:\n\n\
 - `DATA` (string): packet contents. Default is Click's 69-byte \"Random bullshit in a packet, ...\".\n\
 - `LIMIT` (integer): total packets to send; -1 (default) means no limit.\n\
 - `BURST` (integer): packets per task run. Default 1.\n\
@@ -142,6 +146,14 @@ impl Element for InfiniteSource {
     fn run_task(&mut self, cx: &Ctx) -> bool {
         if !self.active {
             return false;
+        }
+        // looked up at the first run, when every element is initialized
+        let sig = self.nonfull.get_or_insert_with(|| cx.downstream_signal(0));
+        if !matches!(sig, UpstreamSignal::AlwaysActive) {
+            if !cx.signal_active(sig) {
+                // woken when a queue downstream has room again
+                return false;
+            }
         }
         let mut n = self.burst;
         if self.limit >= 0 {

@@ -13,6 +13,11 @@ pub struct Queue {
     drops: u64,
     signal: Option<SignalId>,
     signal_on: bool,
+    /// Full notifier: active while the queue has room.
+    nonfull: Option<SignalId>,
+    nonfull_on: bool,
+    /// The configuration string, as the `config` handler reports it.
+    config: String,
     /// FrontDropQueue: when full, drop the oldest packet, not the new one.
     front_drop: bool,
 }
@@ -26,6 +31,9 @@ impl Default for Queue {
             drops: 0,
             signal: None,
             signal_on: false,
+            nonfull: None,
+            nonfull_on: true,
+            config: String::new(),
             front_drop: false,
         }
     }
@@ -34,7 +42,8 @@ impl Default for Queue {
 const DESCRIPTION: &str = "Stores incoming packets in a first-in-first-out queue. Drops incoming \
 packets if the queue already holds CAPACITY packets (pushing them out output 1, when it exists); \
 the first drop prints `NAME :: CLASS: overflow`. The queue is an empty notifier: pullers \
-downstream sleep while it is empty.\n\nKeyword arguments:\n\n\
+downstream sleep while it is empty; and a full notifier: push sources upstream (InfiniteSource) \
+sleep while it is full.\n\nKeyword arguments:\n\n\
 - `CAPACITY` (unsigned): maximum queue length. Default 1000.";
 
 const HANDLERS: &[HandlerDoc] = &[
@@ -198,6 +207,18 @@ impl Queue {
         }
     }
 
+    /// Updates the full notifier after the length or capacity changed.
+    #[inline]
+    fn note_room(&mut self, cx: &Ctx) {
+        let room = self.q.len() < self.capacity;
+        if room != self.nonfull_on {
+            if let Some(s) = self.nonfull {
+                self.nonfull_on = room;
+                cx.set_signal(s, room);
+            }
+        }
+    }
+
     #[inline]
     fn sleep(&mut self, cx: &Ctx) {
         if self.signal_on {
@@ -215,6 +236,7 @@ impl Element for Queue {
         let cap = a.read_p::<u32>("CAPACITY")?.unwrap_or(1000);
         a.complete()?;
         self.capacity = cap as usize;
+        self.config = config.to_string();
         self.trim();
         Ok(())
     }
@@ -223,6 +245,10 @@ impl Element for Queue {
         self.q.reserve(self.capacity.min(4096));
         self.signal = Some(cx.new_signal(false));
         self.signal_on = false;
+        if !self.front_drop {
+            self.nonfull_on = self.q.len() < self.capacity;
+            self.nonfull = Some(cx.new_signal(self.nonfull_on));
+        }
         Ok(())
     }
 
@@ -230,6 +256,9 @@ impl Element for Queue {
     fn push(&mut self, _port: usize, p: Packet, cx: &Ctx) {
         self.enqueue(p, cx);
         self.wake(cx);
+        if self.q.len() >= self.capacity {
+            self.note_room(cx);
+        }
     }
 
     fn push_batch(&mut self, _port: usize, b: Batch, cx: &Ctx) {
@@ -237,6 +266,9 @@ impl Element for Queue {
             self.enqueue(p, cx);
         }
         self.wake(cx);
+        if self.q.len() >= self.capacity {
+            self.note_room(cx);
+        }
     }
 
     #[inline]
@@ -245,11 +277,18 @@ impl Element for Queue {
         if self.q.is_empty() {
             self.sleep(cx);
         }
+        if !self.nonfull_on && p.is_some() {
+            self.note_room(cx);
+        }
         p
     }
 
     fn empty_signal(&self) -> Option<SignalId> {
         self.signal
+    }
+
+    fn full_signal(&self) -> Option<SignalId> {
+        self.nonfull
     }
 
     fn queue_len(&self) -> Option<usize> {
@@ -276,15 +315,23 @@ impl Element for Queue {
             "reset" => {
                 self.q.clear();
                 self.sleep(cx);
+                self.note_room(cx);
                 Ok(())
             }
             "capacity" => match click_lang::args::parse_u64(&util::clean(value)) {
                 Ok(c) if c <= u64::from(u32::MAX) => {
                     self.capacity = c as usize;
+                    self.config = click_lang::args::reconfigure_keyword(
+                        &self.config,
+                        Some(0),
+                        "CAPACITY",
+                        &util::clean(value),
+                    );
                     self.trim();
                     if self.q.is_empty() {
                         self.sleep(cx);
                     }
+                    self.note_room(cx);
                     Ok(())
                 }
                 Ok(_) => Err("CAPACITY: out of range".into()),
@@ -295,7 +342,7 @@ impl Element for Queue {
     }
 
     fn current_config(&self) -> Option<String> {
-        Some(self.capacity.to_string())
+        Some(self.config.clone())
     }
 
     crate::element_any!();
