@@ -101,7 +101,12 @@ fn main() {
     let pipelines: &[(&str, &str, Option<f64>, Option<f64>)] = &[
         ("floor", "bench/floor.click", Some(19.0), Some(14.6)),
         ("firewall", "bench/firewall.click", Some(6.91), Some(7.49)),
-        ("firewall-strip", "bench/firewall-strip.click", Some(3.50), Some(3.91)),
+        (
+            "firewall-strip",
+            "bench/firewall-strip.click",
+            Some(3.50),
+            Some(3.91),
+        ),
         ("router", "bench/router.click", Some(5.58), Some(4.38)),
         ("counters", "bench/counters.click", None, None),
         ("iprouter", "bench/iprouter.click", None, None),

@@ -102,14 +102,15 @@ fn queue_joins_two_threads() {
 
 #[test]
 fn overload_between_threads_is_counted() {
-    // Two sources on two threads fill one Queue faster than it drains:
-    // every packet is either counted out, dropped by the Queue, or dropped
-    // at the link (and reported).
+    // Two paths on two threads fill one Queue faster than it drains. The
+    // far one is pushed by an Unqueue, which (as in Click) ignores full
+    // notifiers: every packet is counted out, dropped by the Queue, or
+    // dropped at the link (and reported).
     let r = click(&[
         "-j",
         "2",
         "-e",
-        "s0 :: InfiniteSource(LIMIT 40000, STOP false) -> q :: Queue(100);
+        "s0 :: InfiniteSource(LIMIT 40000, STOP false) -> Queue(100000) -> u0 :: Unqueue(BURST 64) -> q :: Queue(100);
          s1 :: InfiniteSource(LIMIT 20000, STOP false) -> q;
          q -> u :: Unqueue(BURST 1) -> c :: Counter -> Discard;
          StaticThreadSched(s0 0, s1 1, u 1);",
@@ -138,6 +139,31 @@ fn overload_between_threads_is_counted() {
             r.err
         );
     }
+}
+
+#[test]
+fn full_queue_on_another_thread_holds_the_source() {
+    // InfiniteSource sleeps while the Queue it feeds is full, as in Click,
+    // even when the Queue is on another thread: nothing is dropped.
+    let r = click(&[
+        "-j",
+        "2",
+        "-e",
+        "src :: InfiniteSource(LIMIT 30000, STOP false) -> Paint(3) -> q :: Queue(50);
+         q -> u :: Unqueue(BURST 4) -> c :: Counter(COUNT_CALL 30000 stop) -> Discard;
+         StaticThreadSched(src 0, u 1);",
+        "-h",
+        "c.count",
+        "-h",
+        "q.drops",
+        "-h",
+        "q@@tx0_0.drops",
+    ]);
+    assert_eq!(r.code, 0, "stderr: {}", r.err);
+    assert_eq!(num(&r.out, "c.count"), 30000, "{}", r.out);
+    assert_eq!(num(&r.out, "q.drops"), 0);
+    assert_eq!(num(&r.out, "q@@tx0_0.drops"), 0);
+    assert!(!r.err.contains("dropped"), "{}", r.err);
 }
 
 #[test]

@@ -44,6 +44,7 @@ const LINKS: u32 = 4;
 const DRIVER_MANAGER: u32 = 8;
 const STOP: u32 = 16;
 const STATE: u32 = 32;
+const ROOM: u32 = 64;
 
 /// Slots in a cross-thread link's ring.
 pub const LINK_CAPACITY: usize = 1024;
@@ -156,7 +157,10 @@ struct Mail {
 /// One cross-thread link's shared part; the ends are taken by the hidden
 /// elements when they initialize.
 pub struct LinkShared {
+    from_thread: usize,
     to_thread: usize,
+    /// The producer found the ring full and its full notifier is down.
+    blocked: AtomicBool,
     producer: Mutex<Option<spsc::Producer<SendPacket>>>,
     consumer: Mutex<Option<spsc::Consumer<SendPacket>>>,
     /// The consumer found the ring empty and waits for a doorbell.
@@ -225,13 +229,26 @@ pub struct Shared {
     runcount: AtomicI32,
     /// (thread, element) of the driver manager, if any.
     driver_manager: Mutex<Option<(usize, usize)>>,
-    /// Busy threads plus packets in links (see the module docs).
+    /// Busy threads plus packets in links plus wake-ups in flight (see
+    /// the module docs).
     work: AtomicIsize,
+    /// Wake-ups in flight to each thread, counted in `work` until the
+    /// thread takes them.
+    credits: Vec<AtomicIsize>,
     panics: Mutex<Vec<String>>,
     depot: Arc<Depot>,
 }
 
 impl Shared {
+    /// Rings thread `t` with work for it (a driver-manager request, room in
+    /// a link): counted as work until `t` takes it, so the run cannot end
+    /// while the wake-up is on its way.
+    fn ring_with_work(&self, t: usize, flags: u32) {
+        self.credits[t].fetch_add(1, Ordering::SeqCst);
+        self.work.fetch_add(1, Ordering::SeqCst);
+        self.bells[t].ring(flags);
+    }
+
     fn ring_all(&self, flags: u32) {
         for b in &self.bells {
             b.ring(flags);
@@ -250,8 +267,10 @@ pub struct ThreadCtx {
     shared: Arc<Shared>,
     me: usize,
     deferred: Cell<u32>,
-    /// Local indices of this router's ThreadRx elements.
+    /// Local indices of this router's ThreadRx elements...
     rx_elems: RefCell<Vec<usize>>,
+    /// ... and of its ThreadTx elements.
+    tx_elems: RefCell<Vec<usize>>,
     /// This thread has left the work count (idle with nothing to do).
     idle: Cell<bool>,
 }
@@ -362,6 +381,17 @@ impl ThreadCtx {
 
     pub(crate) fn link(&self, i: usize) -> Option<&LinkShared> {
         self.shared.links.get(i)
+    }
+
+    /// Tells link `i`'s producer that the ring has room, if it waits.
+    pub(crate) fn notify_room(&self, i: usize) {
+        let Some(l) = self.shared.links.get(i) else {
+            return;
+        };
+        fence(Ordering::SeqCst);
+        if l.blocked.load(Ordering::Relaxed) && l.blocked.swap(false, Ordering::SeqCst) {
+            self.shared.ring_with_work(l.from_thread, ROOM);
+        }
     }
 
     /// Tells link `i`'s consumer that packets arrived, if it sleeps.
@@ -557,7 +587,7 @@ impl Peers for ThreadPeers {
         let dm = self.ctx.shared.driver_manager.lock().ok().and_then(|d| *d);
         match dm {
             Some((t, _)) if t != self.ctx.me && !self.ctx.shared.replicate => {
-                self.ctx.shared.bells[t].ring(DRIVER_MANAGER);
+                self.ctx.shared.ring_with_work(t, DRIVER_MANAGER);
                 true
             }
             _ => false,
@@ -583,6 +613,13 @@ impl LoopHooks for Hooks {
         let ctx = &self.ctx;
         ctx.go_busy();
         let f = ctx.take_flags();
+        if f != 0 {
+            // now busy, this thread holds the wake-ups it was sent
+            let c = ctx.shared.credits[ctx.me].swap(0, Ordering::SeqCst);
+            if c != 0 {
+                ctx.shared.work.fetch_sub(c, Ordering::SeqCst);
+            }
+        }
         if f == 0 {
             return !ctx.shared.stop_all.load(Ordering::Relaxed);
         }
@@ -591,6 +628,11 @@ impl LoopHooks for Hooks {
         }
         if f & LINKS != 0 {
             for &i in ctx.rx_elems.borrow().iter() {
+                router.schedule_task_of(i);
+            }
+        }
+        if f & ROOM != 0 {
+            for &i in ctx.tx_elems.borrow().iter() {
                 router.schedule_task_of(i);
             }
         }
@@ -688,7 +730,9 @@ pub fn start(
         .map(|l| {
             let (p, c) = spsc::ring(LINK_CAPACITY);
             LinkShared {
+                from_thread: l.from_thread,
                 to_thread: l.to_thread,
+                blocked: AtomicBool::new(false),
                 producer: Mutex::new(Some(p)),
                 consumer: Mutex::new(Some(c)),
                 waiting: AtomicBool::new(false),
@@ -727,6 +771,7 @@ pub fn start(
         runcount: AtomicI32::new(1),
         driver_manager: Mutex::new(None),
         work: AtomicIsize::new(n as isize),
+        credits: (0..n).map(|_| AtomicIsize::new(0)).collect(),
         panics: Mutex::new(Vec::new()),
         depot: Arc::new(Depot {
             bufs: Mutex::new(Vec::new()),
@@ -829,6 +874,7 @@ fn build(
         me,
         deferred: Cell::new(0),
         rx_elems: RefCell::new(Vec::new()),
+        tx_elems: RefCell::new(Vec::new()),
         idle: Cell::new(false),
     });
     let selector = Selector::default();

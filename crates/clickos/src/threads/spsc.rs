@@ -126,6 +126,12 @@ impl<T> Producer<T> {
         k
     }
 
+    /// Whether the ring has room for one more item (a fresh look at the
+    /// consumer when the cache says it is full).
+    pub fn has_room(&self) -> bool {
+        self.room(1) > 0
+    }
+
     /// Pushes one item; gives it back if the ring is full.
     pub fn push(&self, v: T) -> Result<(), T> {
         if self.room(1) == 0 {

@@ -34,6 +34,8 @@ fn link_index(config: &str) -> Result<usize, String> {
 #[derive(Default)]
 pub struct ThreadTx {
     link: usize,
+    /// Click's full notifier: active while the ring has room.
+    full: Option<SignalId>,
     ctx: Option<Rc<ThreadCtx>>,
     producer: Option<spsc::Producer<SendPacket>>,
     scratch: Vec<SendPacket>,
@@ -49,7 +51,9 @@ pub static TX_SPEC: ClassSpec = ClassSpec {
     signature: "ThreadTx(LINK)",
     summary: "The sending end of a cross-thread link (made by the driver).",
     description: "Moves the packets pushed to it through a lock-free ring to the thread that \
-runs the Queue it stands for; drops (and counts) them when the ring is full.",
+runs the Queue it stands for; drops (and counts) them when the ring is full. Its full notifier \
+is down while the ring is full, so sources that listen (InfiniteSource) sleep as they would \
+before a full Queue.",
     ports: "one push input",
     handlers: &[
         HandlerDoc {
@@ -69,6 +73,23 @@ runs the Queue it stands for; drops (and counts) them when the ring is full.",
 };
 
 impl ThreadTx {
+    /// The ring filled: lower the full notifier until the consumer makes
+    /// room (it rings this thread's doorbell, which runs our task).
+    fn ring_full(&mut self, ctx: &ThreadCtx, cx: &Ctx) {
+        let (Some(full), Some(prod), Some(l)) =
+            (self.full, self.producer.as_ref(), ctx.link(self.link))
+        else {
+            return;
+        };
+        l.blocked.store(true, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
+        if prod.has_room() {
+            l.blocked.store(false, Ordering::SeqCst);
+        } else {
+            cx.set_signal(full, false);
+        }
+    }
+
     fn sent(&mut self, ctx: &ThreadCtx, offered: usize, moved: usize) {
         let lost = offered - moved;
         if lost > 0 {
@@ -97,9 +118,25 @@ impl Element for ThreadTx {
             .link(self.link)
             .and_then(|l| l.producer.lock().ok()?.take())
             .ok_or("link already taken")?;
+        ctx.tx_elems.borrow_mut().push(cx.index());
         self.producer = Some(p);
         self.ctx = Some(ctx);
+        self.full = Some(cx.new_signal(true));
         Ok(())
+    }
+
+    fn full_signal(&self) -> Option<SignalId> {
+        self.full
+    }
+
+    fn run_task(&mut self, cx: &Ctx) -> bool {
+        // the consumer made room
+        if let (Some(full), Some(prod)) = (self.full, self.producer.as_ref()) {
+            if prod.has_room() {
+                cx.set_signal(full, true);
+            }
+        }
+        false
     }
 
     fn push(&mut self, _port: usize, p: Packet, cx: &Ctx) {
@@ -117,6 +154,9 @@ impl Element for ThreadTx {
             }
         };
         self.sent(&ctx, 1, moved);
+        if moved == 0 || !self.producer.as_ref().is_some_and(|p| p.has_room()) {
+            self.ring_full(&ctx, cx);
+        }
     }
 
     fn push_batch(&mut self, _port: usize, batch: Batch, cx: &Ctx) {
@@ -135,6 +175,9 @@ impl Element for ThreadTx {
             drop(pool.adopt(back));
         }
         self.sent(&ctx, k, moved);
+        if moved < k || !self.producer.as_ref().is_some_and(|p| p.has_room()) {
+            self.ring_full(&ctx, cx);
+        }
     }
 
     fn read_handler(&mut self, name: &str, _cx: &Ctx) -> Option<HandlerResult<String>> {
@@ -153,9 +196,14 @@ impl Element for ThreadTx {
 #[derive(Default)]
 pub struct ThreadRx {
     link: usize,
+    /// The full notifiers downstream (the Queue's): while they are all
+    /// down the ring is left to fill, so the sender's sources sleep.
+    room: Option<UpstreamSignal>,
     ctx: Option<Rc<ThreadCtx>>,
     consumer: Option<spsc::Consumer<SendPacket>>,
     scratch: Vec<SendPacket>,
+    /// Taken off the ring but not yet pushed (the Queue filled).
+    held: std::collections::VecDeque<Packet>,
     count: u64,
 }
 
@@ -192,6 +240,7 @@ impl Element for ThreadRx {
             .and_then(|l| l.consumer.lock().ok()?.take())
             .ok_or("link already taken")?;
         ctx.rx_elems.borrow_mut().push(cx.index());
+        self.room = Some(cx.downstream_signal(0));
         self.consumer = Some(c);
         self.ctx = Some(ctx);
         cx.schedule_task();
@@ -203,22 +252,55 @@ impl Element for ThreadRx {
             return false;
         };
         let max = cx.max_batch();
-        self.scratch.clear();
-        let k = cons.pop_into(&mut self.scratch, max);
-        if k > 0 {
-            let pool = cx.pool();
-            if k == 1 {
-                if let Some(p) = self.scratch.pop() {
-                    cx.push(0, pool.adopt(p));
-                }
-            } else {
-                let b: Batch = self.scratch.drain(..).map(|p| pool.adopt(p)).collect();
-                cx.push_batch(0, b);
+        if self.held.is_empty() {
+            self.scratch.clear();
+            let k = cons.pop_into(&mut self.scratch, max);
+            if k > 0 {
+                ctx.notify_room(self.link);
+                let pool = cx.pool();
+                self.held
+                    .extend(self.scratch.drain(..).map(|p| pool.adopt(p)));
             }
-            self.count += k as u64;
-            ctx.link_packets(-(k as isize));
         }
-        if k < max {
+        let n = self.held.len();
+        let pushed = match &self.room {
+            // nothing downstream ever fills: the whole batch at once
+            Some(UpstreamSignal::AlwaysActive) | None => {
+                match n {
+                    0 => {}
+                    1 => {
+                        if let Some(p) = self.held.pop_front() {
+                            cx.push(0, p);
+                        }
+                    }
+                    _ => cx.push_batch(0, self.held.drain(..).collect()),
+                }
+                n
+            }
+            // a Queue downstream: only while it has room, as a source
+            // that honours its full notifier would
+            Some(room) => {
+                let mut k = 0;
+                while cx.signal_active(room) {
+                    let Some(p) = self.held.pop_front() else {
+                        break;
+                    };
+                    cx.push(0, p);
+                    k += 1;
+                }
+                k
+            }
+        };
+        if pushed > 0 {
+            self.count += pushed as u64;
+            // out of the link only now: held packets still count as work
+            ctx.link_packets(-(pushed as isize));
+        }
+        if !self.held.is_empty() {
+            // the Queue is full: its notifier wakes us when it has room
+            return false;
+        }
+        if n < max {
             // looks empty: ask for a doorbell, then look once more so a
             // packet that raced the flag is not left behind
             let Some(l) = ctx.link(self.link) else {
