@@ -452,3 +452,38 @@ fn unqueue_idle_sleeps() {
     assert_eq!(r.router.run_pass(), RunState::Idle(None));
     let _ = r.read("d.count");
 }
+
+/// Script TYPE PACKET runs once per packet: `return N` picks output N,
+/// `end` (or the end of the script) output 0, `exit` and out-of-range
+/// outputs drop; `init` runs once; `$input` is the input port.
+#[test]
+fn script_type_packet_routes_by_return_value() {
+    let r = router(
+        "Idle -> s :: Script(TYPE PACKET, init i 0, set j $i, set i $(if $(eq $i 2) 0 $(add $i 1)), return $j);
+         s[0] -> c0 :: Counter -> Discard; s[1] -> c1 :: Counter -> Discard;
+         Idle -> e :: Script(TYPE PACKET, end) -> ce :: Counter -> Discard;
+         Idle -> x :: Script(TYPE PACKET, exit) -> cx :: Counter -> Discard;
+         Idle -> [1] y :: Script(TYPE PACKET, return $input); Idle -> y;
+         y[0] -> cy0 :: Counter -> Discard; y[1] -> cy1 :: Counter -> Discard;",
+    );
+    let pkts: Vec<Vec<u8>> = (0..6u8).map(|i| vec![i; 20]).collect();
+    r.inject("s", 0, &pkts);
+    assert_eq!(r.read("c0.count"), "2");
+    assert_eq!(r.read("c1.count"), "2"); // the two `return 2` packets are dropped
+    r.inject("e", 0, &pkts[..3]);
+    assert_eq!(r.read("ce.count"), "3");
+    r.inject("x", 0, &pkts[..3]);
+    assert_eq!(r.read("cx.count"), "0");
+    r.inject("y", 1, &pkts[..2]);
+    assert_eq!(r.read("cy1.count"), "2");
+    assert_eq!(r.read("cy0.count"), "0");
+    let e = try_router("Idle -> Script(print hi) -> Discard;")
+        .err()
+        .unwrap();
+    assert!(
+        e.iter()
+            .any(|l| l.ends_with("ports allowed only on PACKET scripts")),
+        "{:?}",
+        e
+    );
+}

@@ -66,7 +66,7 @@ line names the fields (see ToIPSummaryDump for the names); other `!` lines and `
 skipped; `-` marks a missing value. Packets hold an IP header and, for the first fragment of TCP, \
 UDP and ICMP packets, a transport header (plus the payload when the dump has one); their IP length \
 is the dump's `ip_len` (or headers plus `payload_len`), and the extra-length annotation accounts for \
-the bytes not present. Timestamp, paint (`direction`) and aggregate annotations are set; the IP \
+the bytes not present. Timestamp, paint (`direction`, `link`) and aggregate annotations are set; the IP \
 header annotation points at the IP header.\n\nKeyword arguments:\n\n\
 - `STOP` (boolean): ask the driver to stop at the end of the file. Default false.\n\
 - `ACTIVE` (boolean): if false, emit nothing until `active` is written. Default true.\n\
@@ -74,7 +74,7 @@ header annotation points at the IP header.\n\nKeyword arguments:\n\n\
 - `CHECKSUM` (boolean): compute IP, TCP and UDP checksums. Default false.\n\
 - `PROTO` (byte): IP protocol when the dump has none. Default 6 (TCP).\n\
 - `MULTIPACKET` (boolean): emit `count` copies of each line's packet. Default false.\n\
-- `CONTENTS` (words): fields, for files without a `!data` line.\n\
+- `CONTENTS` (words): fields, for files without a `!data` line (`FIELDS` is a synonym).\n\
 - `BURST` (integer): packets per task run. Default 1.",
     ports: "no inputs, one output (agnostic)",
     handlers: &[
@@ -263,6 +263,7 @@ impl FromIPSummaryDump {
                 Field::PayloadLen => v.payload_len = t.parse().ok(),
                 Field::Payload => v.payload = Some(click_lang::args::unquote_bytes(t)),
                 Field::Count => v.count = t.parse().ok(),
+                Field::Link => v.direction = t.parse().ok(),
                 Field::Direction => {
                     v.direction = match t {
                         ">" => Some(0),
@@ -507,6 +508,10 @@ impl Element for FromIPSummaryDump {
         let multipacket = a.read::<bool>("MULTIPACKET")?.unwrap_or(false);
         let burst = a.read::<usize>("BURST")?.unwrap_or(1);
         let contents = a.read::<click_lang::RawString>("CONTENTS")?;
+        let contents = match a.read::<click_lang::RawString>("FIELDS")? {
+            Some(f) => Some(f),
+            None => contents,
+        };
         let _ = a.read::<f64>("SAMPLE")?;
         a.complete()?;
         if burst == 0 {

@@ -13,6 +13,8 @@ enum Ty {
     Passive,
     Proxy,
     Driver,
+    /// `TYPE PACKET`: runs once per packet; the return value picks the output.
+    Packet,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -151,7 +153,9 @@ Expressions: `$VAR`, `${VAR}`, `$(HANDLER [ARGS])` (for example `$(c.count)`, `$
 `$(now)`, `$(random [N1 [N2]])`, `$(get VAR)`), `$?` (last write status), `$args`, `$0`..`$9`.\n\n\
 Keyword `TYPE`: `ACTIVE` (default: runs at initialization), `PASSIVE` (runs only through \
 handlers), `PROXY` (any unknown write handler runs the script, with `$0` the handler name and \
-`$args` the value), `DRIVER` (manages stop requests, like DriverManager).";
+`$args` the value), `DRIVER` (manages stop requests, like DriverManager), `PACKET` (runs once \
+for every packet, with `$input` the input port; `return N` sends the packet to output N, `end` \
+to output 0, `exit` or any other outcome drops it). Only PACKET scripts may have ports.";
 
 const HANDLERS: &[HandlerDoc] = &[
     HandlerDoc {
@@ -183,13 +187,13 @@ const HANDLERS: &[HandlerDoc] = &[
 
 pub static SPEC: ClassSpec = ClassSpec {
     name: "Script",
-    port_count: "0/0",
+    port_count: "-/-",
     processing: "a/a",
     group: "standard",
     signature: "Script(INSTRUCTIONS...)",
     summary: "Script a Click router configuration.",
     description: DESCRIPTION,
-    ports: "none",
+    ports: "none, except for TYPE PACKET: any number of inputs and outputs",
     handlers: HANDLERS,
     live_reconfigure: false,
     order_sensitive: true,
@@ -967,6 +971,24 @@ impl Script {
         }
     }
 
+    /// TYPE PACKET: runs the script for a packet that arrived on `port`
+    /// (`$input`); the output is the `return` value, 0 at `end` (or the
+    /// end of the script), none after `exit` or anything else.
+    fn run_packet(&mut self, port: usize, cx: &Ctx) -> Option<usize> {
+        let i = self.find_var("input", true).unwrap_or(0);
+        self.vars[i].1 = port.to_string();
+        self.pos = 0;
+        let mut e = Errh::new(cx);
+        self.step(0, Step::Jump, 0, cx, &mut e);
+        let out = match self.insns.get(self.pos).map(|i| i.op) {
+            Some(Op::End) => String::from("0"),
+            _ => self.complete_step(),
+        };
+        args::parse_i64(&args::uncomment(&out))
+            .ok()
+            .and_then(|n| usize::try_from(n).ok())
+    }
+
     fn run_from_start(&mut self, name: &str, value: &str, write: bool, cx: &Ctx) -> String {
         self.run_name = name.to_string();
         self.run_args = value.to_string();
@@ -1150,11 +1172,12 @@ impl Element for Script {
                 ("PASSIVE", true) => Ty::Passive,
                 ("PROXY", true) => Ty::Proxy,
                 ("DRIVER", true) => Ty::Driver,
+                ("PACKET", true) => Ty::Packet,
                 ("", _) => ty,
                 _ => return Err("bad TYPE".into()),
             };
         }
-        if cx.ninputs > 0 || cx.noutputs > 0 {
+        if ty != Ty::Packet && (cx.ninputs > 0 || cx.noutputs > 0) {
             return Err("ports allowed only on PACKET scripts".into());
         }
         let mut s = Script::new(ty);
@@ -1300,7 +1323,7 @@ impl Element for Script {
         }
         let first = self.insns[0].op;
         match self.ty {
-            Ty::Passive | Ty::Proxy => {}
+            Ty::Passive | Ty::Proxy | Ty::Packet => {}
             _ if first == Op::WaitTime => {
                 let t = self.insns[0].text.clone();
                 let t = self.expand(&t, false, cx, &mut e, 0);
@@ -1321,6 +1344,26 @@ impl Element for Script {
             _ => {}
         }
         Ok(())
+    }
+
+    fn push(&mut self, port: usize, p: Packet, cx: &Ctx) {
+        if let Some(out) = self.run_packet(port, cx) {
+            if out < cx.noutputs() {
+                cx.push(out, p);
+            }
+        }
+    }
+
+    fn pull(&mut self, _port: usize, cx: &Ctx) -> Option<Packet> {
+        let p = cx.pull(0)?;
+        match self.run_packet(0, cx) {
+            Some(0) => Some(p),
+            Some(out) if out < cx.noutputs() => {
+                cx.push(out, p);
+                None
+            }
+            _ => None,
+        }
     }
 
     fn run_timer(&mut self, _id: u32, cx: &Ctx) {
