@@ -34,6 +34,12 @@ pub trait Console {
     fn error_line(&self, line: &str);
     /// Bytes for standard output.
     fn stdout(&self, text: &str);
+    /// Writes `text` to the file `path` (truncating it first unless
+    /// `append`), for Script's `print >FILE`. Consoles without files
+    /// refuse.
+    fn write_file(&self, _path: &str, _append: bool, _text: &str) -> Result<(), String> {
+        Err(String::from("file redirection not supported here"))
+    }
 }
 
 impl<C: Console + ?Sized> Console for alloc::rc::Rc<C> {
@@ -42,6 +48,9 @@ impl<C: Console + ?Sized> Console for alloc::rc::Rc<C> {
     }
     fn stdout(&self, text: &str) {
         (**self).stdout(text)
+    }
+    fn write_file(&self, path: &str, append: bool, text: &str) -> Result<(), String> {
+        (**self).write_file(path, append, text)
     }
 }
 
@@ -1700,6 +1709,10 @@ impl<'a> Ctx<'a> {
     pub fn call_read(&self, path: &str) -> Result<String, HandlerError> {
         self.core.read_handler(&self.resolve(path))
     }
+    /// Reads a handler that takes a parameter, anywhere in the router.
+    pub fn call_read_param(&self, path: &str, param: &str) -> Result<String, HandlerError> {
+        self.core.read_handler_param(&self.resolve(path), param)
+    }
     /// Writes a handler anywhere in the router.
     pub fn call_write(&self, path: &str, value: &str) -> Result<(), HandlerError> {
         self.core.write_handler(&self.resolve(path), value)
@@ -1734,5 +1747,9 @@ impl<'a> Ctx<'a> {
     /// Text for standard output.
     pub fn stdout(&self, text: &str) {
         self.core.console.stdout(text);
+    }
+    /// Writes text to a file through the console (Script's `print >FILE`).
+    pub fn write_file(&self, path: &str, append: bool, text: &str) -> Result<(), String> {
+        self.core.console.write_file(path, append, text)
     }
 }

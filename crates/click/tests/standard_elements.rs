@@ -487,3 +487,34 @@ fn script_type_packet_routes_by_return_value() {
         e
     );
 }
+
+/// `$(shift VAR)` pops words off a variable; another Script's `run` read
+/// handler takes arguments (`$1`...) and yields its `return` value; `read`
+/// of a Script's own handler prints the qualified name.
+#[test]
+fn script_shift_run_with_arguments_and_read_names() {
+    let r = router(
+        "s0 :: Script(write set v a b c, print $(shift v), print $(shift v), print $(get v),
+                      print $(s.run x y), readq length \"abc\", read add 1 2, stop);
+         s :: Script(TYPE PASSIVE, return $2-$1);",
+    );
+    r.run();
+    assert_eq!(r.stdout(), "a\nb\nc\ny-x\n");
+    assert!(r.stderr().contains("s0.length:\n3\n"), "{}", r.stderr());
+    assert!(r.stderr().contains("s0.add:\n3\n"), "{}", r.stderr());
+}
+
+/// `print >FILE` needs a console with files; the in-memory one refuses
+/// with Click's error (the driver's console writes the file: see the
+/// driver tests).
+#[test]
+fn script_print_to_file_without_files_is_an_error() {
+    let r = router("Script(print >out.txt hello, stop);");
+    r.run();
+    assert!(
+        r.stderr().contains("file redirection not supported here"),
+        "{}",
+        r.stderr()
+    );
+    assert_eq!(r.stdout(), "");
+}

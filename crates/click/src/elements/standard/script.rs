@@ -142,7 +142,7 @@ impl Script {
 
 const DESCRIPTION: &str = "Runs a script of instructions, one per argument.\n\n\
 Instructions: `set VAR EXPR`, `setq VAR EXPR` (unquoted), `init VAR EXPR`, `export VAR EXPR` \
-(also a read handler), `print [>FILE] TEXT|HANDLER`, `printq`, `printn`, `printnq`, \
+(also a read handler), `print [>FILE|>>FILE] TEXT|HANDLER`, `printq`, `printn`, `printnq`, \
 `read HANDLER [ARGS]`, `readq`, `write HANDLER [ARGS]`, `writeq`, `wait TIME`, `wait` / `pause` \
 (wait for a step), `wait_step [N]`, `wait_stop [N]`, `wait_time TIME`, `label L`, \
 `goto L [COND]`, `loop`, `return [VALUE]`, `end`, `exit`, `stop`, `error [MSG]`.\n\n\
@@ -150,7 +150,8 @@ Expressions: `$VAR`, `${VAR}`, `$(HANDLER [ARGS])` (for example `$(c.count)`, `$
 `$(sub ...)`, `$(mul ...)`, `$(div ...)`, `$(idiv ...)`, `$(mod ...)`, `$(min/max ...)`, \
 `$(neg/abs X)`, `$(eq/ne/lt/gt/le/ge A B)`, `$(not X)`, `$(and/or ...)`, `$(if C A B)`, \
 `$(in X ...)`, `$(first ...)`, `$(length ...)`, `$(unquote ...)`, `$(sprintf FMT ...)`, \
-`$(now)`, `$(random [N1 [N2]])`, `$(get VAR)`), `$?` (last write status), `$args`, `$0`..`$9`.\n\n\
+`$(now)`, `$(random [N1 [N2]])`, `$(get VAR)`, `$(shift VAR)` (removes and returns VAR's first \
+word), `$(S.run ARGS)` (runs Script S with `$1`... set to ARGS and returns its `return` value)), `$?` (last write status), `$args`, `$0`..`$9`.\n\n\
 Keyword `TYPE`: `ACTIVE` (default: runs at initialization), `PASSIVE` (runs only through \
 handlers), `PROXY` (any unknown write handler runs the script, with `$0` the handler name and \
 `$args` the value), `DRIVER` (manages stop requests, like DriverManager), `PACKET` (runs once \
@@ -537,14 +538,21 @@ impl Script {
                 };
             }
         }
-        if !param.is_empty() {
-            e.error(
-                cx,
-                &format!("read handler '{}' does not take parameters", hname),
-            );
-            return None;
-        }
-        match cx.call_read(&hname) {
+        let r = if param.is_empty() {
+            cx.call_read(&hname)
+        } else {
+            match cx.call_read_param(&hname, &param) {
+                Err(HandlerError::NoSuchHandler(_)) if cx.call_read(&hname).is_ok() => {
+                    e.error(
+                        cx,
+                        &format!("read handler '{}' does not take parameters", hname),
+                    );
+                    return None;
+                }
+                r => r,
+            }
+        };
+        match r {
             Ok(v) => Some(v),
             Err(HandlerError::NoSuchElement(el)) => {
                 e.error(cx, &format!("no element named '{}'", el));
@@ -785,8 +793,65 @@ impl Script {
                     _ => Err("too many arguments".into()),
                 }
             }
+            "shift" => {
+                let w = words();
+                if w.len() != 1 {
+                    Err("syntax error".into())
+                } else {
+                    match self.find_var(&w[0], false) {
+                        Some(i) => Ok(args::shift_word(&mut self.vars[i].1)),
+                        None => Err(format!("undefined variable '{}'", w[0])),
+                    }
+                }
+            }
+            "run" => Ok(self.run_from_start("run", param, false, cx)),
             _ => return None,
         })
+    }
+
+    /// Whether `h` is one of the Script's own read handlers (for the name
+    /// `read` prints: `script.h`, as Click's `unparse_name` does).
+    fn is_own_read(h: &str) -> bool {
+        matches!(
+            h,
+            "add"
+                | "sub"
+                | "min"
+                | "max"
+                | "mul"
+                | "div"
+                | "idiv"
+                | "mod"
+                | "rem"
+                | "neg"
+                | "abs"
+                | "eq"
+                | "ne"
+                | "lt"
+                | "gt"
+                | "le"
+                | "ge"
+                | "not"
+                | "and"
+                | "or"
+                | "nand"
+                | "nor"
+                | "if"
+                | "in"
+                | "first"
+                | "length"
+                | "unquote"
+                | "now"
+                | "random"
+                | "htons"
+                | "ntohs"
+                | "htonl"
+                | "ntohl"
+                | "sprintf"
+                | "get"
+                | "shift"
+                | "run"
+        )
     }
 
     // ---- running ------------------------------------------------------
@@ -847,9 +912,16 @@ impl Script {
                 }
                 Op::Print | Op::PrintQ | Op::PrintN | Op::PrintNQ => {
                     let mut text = self.insns[ipos].text.clone();
-                    if text.starts_with('>') {
-                        e.error(cx, "file redirection not supported here");
-                        let _ = args::shift_word(&mut text);
+                    // `print >FILE TEXT` truncates FILE first, `>>FILE` appends
+                    let mut target: Option<(String, bool)> = None;
+                    if let Some(rest) = text.strip_prefix('>') {
+                        let append = rest.starts_with('>');
+                        let mut rest = String::from(if append { &rest[1..] } else { rest });
+                        let file = args::shift_word(&mut rest);
+                        text = rest;
+                        if !file.is_empty() && file != "-" {
+                            target = Some((file, append));
+                        }
                     }
                     let before = e.count;
                     let first = text.as_bytes().first().copied();
@@ -869,14 +941,24 @@ impl Script {
                     {
                         result.push('\n');
                     }
-                    cx.stdout(&result);
+                    match target {
+                        Some((file, append)) => {
+                            if let Err(msg) = cx.write_file(&file, append, &result) {
+                                e.error(cx, &msg);
+                            }
+                        }
+                        None => cx.stdout(&result),
+                    }
                 }
                 Op::Read | Op::ReadQ => {
                     let t = self.insns[ipos].text.clone();
                     let desc = self.expand(&t, false, cx, e, 0);
                     if let Some(v) = self.call_read_desc(&desc, op == Op::ReadQ, cx, e) {
                         let mut name = desc.clone();
-                        let name = args::shift_word(&mut name);
+                        let mut name = args::shift_word(&mut name);
+                        if !name.contains('.') && Self::is_own_read(&name) {
+                            name = format!("{}.{}", cx.name(), name);
+                        }
                         cx.error_line(&format!("{}:\n{}", name, v));
                     }
                 }
@@ -1397,6 +1479,15 @@ impl Element for Script {
             }
         }
         self.own_read(name, "", cx)
+    }
+
+    fn read_handler_param(
+        &mut self,
+        name: &str,
+        param: &str,
+        cx: &Ctx,
+    ) -> Option<HandlerResult<String>> {
+        self.own_read(name, param, cx)
     }
 
     fn write_handler(&mut self, name: &str, value: &str, cx: &Ctx) -> Option<HandlerResult<()>> {
