@@ -149,11 +149,9 @@ impl Element for InfiniteSource {
         }
         // looked up at the first run, when every element is initialized
         let sig = self.nonfull.get_or_insert_with(|| cx.downstream_signal(0));
-        if !matches!(sig, UpstreamSignal::AlwaysActive) {
-            if !cx.signal_active(sig) {
-                // woken when a queue downstream has room again
-                return false;
-            }
+        if !matches!(sig, UpstreamSignal::AlwaysActive) && !cx.signal_active(sig) {
+            // woken when a queue downstream has room again
+            return false;
         }
         let mut n = self.burst;
         if self.limit >= 0 {
