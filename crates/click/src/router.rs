@@ -237,6 +237,10 @@ pub struct Core {
     timer_seq: Cell<u64>,
     signals: RefCell<Vec<SignalState>>,
     deferred: RefCell<VecDeque<(usize, usize, Packet)>>,
+    /// Handler writes to an element that was busy (a Script TYPE PACKET
+    /// downstream of an Unqueue writing `unqueue.reset`): applied as soon
+    /// as the element returns, in order.
+    deferred_writes: RefCell<VecDeque<(usize, String, String)>>,
     runcount: Cell<i32>,
     stopped: Cell<bool>,
     driver_manager: Cell<Option<usize>>,
@@ -439,6 +443,7 @@ impl Router {
             timer_seq: Cell::new(0),
             signals: RefCell::new(Vec::new()),
             deferred: RefCell::new(VecDeque::new()),
+            deferred_writes: RefCell::new(VecDeque::new()),
             runcount: Cell::new(1),
             stopped: Cell::new(false),
             driver_manager: Cell::new(None),
@@ -503,6 +508,7 @@ impl Router {
             c.in_task.set(true);
             let keep = c.with_elem(i, |e, cx| e.run_task(cx)).unwrap_or(true);
             c.in_task.set(false);
+            c.drain_deferred();
             c.coarse_now.set(None);
             if keep && !s.task_scheduled.get() {
                 s.task_scheduled.set(true);
@@ -965,7 +971,23 @@ impl Core {
             let next = self.deferred.borrow_mut().pop_front();
             match next {
                 Some((i, port, p)) => self.push_to(i, port, p),
-                None => break,
+                None => {
+                    let w = self.deferred_writes.borrow_mut().pop_front();
+                    let Some((i, h, value)) = w else {
+                        break;
+                    };
+                    if self.slots[i].busy.get() {
+                        // still running (we are inside it): try again later
+                        self.deferred_writes.borrow_mut().push_front((i, h, value));
+                        break;
+                    }
+                    let r = self.with_elem(i, |e, cx| e.write_handler(&h, &value, cx));
+                    if let Some(Some(Err(msg))) = r {
+                        let name = &self.slots[i].name;
+                        self.console
+                            .error_line(&format!("While calling '{}.{}':\n  {}", name, h, msg));
+                    }
+                }
             }
         }
     }
@@ -1211,6 +1233,15 @@ impl Core {
             if !d.mode.writable() {
                 return Err(HandlerError::PermissionDenied(path.into()));
             }
+        }
+        if s.busy.get() {
+            // The element is running (this write comes from downstream of
+            // it): Click would call the handler right away; apply it as
+            // soon as the element returns.
+            self.deferred_writes
+                .borrow_mut()
+                .push_back((i, h, value.to_string()));
+            return Ok(());
         }
         let r = match self.with_elem(i, |e, cx| e.write_handler(&h, value, cx)) {
             None => Err(HandlerError::Busy(path.into())),

@@ -477,7 +477,7 @@ fn script_type_packet_routes_by_return_value() {
     r.inject("y", 1, &pkts[..2]);
     assert_eq!(r.read("cy1.count"), "2");
     assert_eq!(r.read("cy0.count"), "0");
-    let e = try_router("Idle -> Script(print hi) -> Discard;")
+    let e = try_router("Idle -> Script(TYPE PASSIVE, print hi) -> Discard;")
         .err()
         .unwrap();
     assert!(
@@ -517,4 +517,28 @@ fn script_print_to_file_without_files_is_an_error() {
         r.stderr()
     );
     assert_eq!(r.stdout(), "");
+}
+
+/// A handler written from downstream of a running element (a Script with
+/// ports, PACKET by default, writing `unqueue.reset`) takes effect as soon
+/// as that element returns, and Unqueue counts packets as it emits them:
+/// Unqueue(LIMIT 1) keeps going while each packet resets it.
+#[test]
+fn handler_write_into_running_element_and_unqueue_reset() {
+    let r = router(
+        "InfiniteSource(LIMIT 5) -> SimpleQueue -> u :: Unqueue(LIMIT 1)
+           -> s :: Script(export n 0, set n $(add $n 1), write u.reset);",
+    );
+    for _ in 0..50 {
+        r.router.run_pass();
+    }
+    assert_eq!(r.read("s.n"), "5");
+    assert_eq!(r.stderr(), "");
+    // without the reset, LIMIT 1 stops after one packet
+    let r = router("InfiniteSource(LIMIT 5) -> SimpleQueue -> u :: Unqueue(LIMIT 1) -> c :: Counter -> Discard;");
+    for _ in 0..50 {
+        r.router.run_pass();
+    }
+    assert_eq!(r.read("c.count"), "1");
+    assert_eq!(r.read("u.count"), "1");
 }

@@ -156,7 +156,8 @@ Keyword `TYPE`: `ACTIVE` (default: runs at initialization), `PASSIVE` (runs only
 handlers), `PROXY` (any unknown write handler runs the script, with `$0` the handler name and \
 `$args` the value), `DRIVER` (manages stop requests, like DriverManager), `PACKET` (runs once \
 for every packet, with `$input` the input port; `return N` sends the packet to output N, `end` \
-to output 0, `exit` or any other outcome drops it). Only PACKET scripts may have ports.";
+to output 0, `exit` or any other outcome drops it). Only PACKET scripts may have ports; a \
+Script with ports and no TYPE is a PACKET script.";
 
 const HANDLERS: &[HandlerDoc] = &[
     HandlerDoc {
@@ -1246,6 +1247,7 @@ impl Element for Script {
         let type_arg = a.read::<RawString>("TYPE")?;
         let conf = a.rest();
         let mut ty = self.ty;
+        let type_arg_missing = type_arg.is_none();
         if let Some(RawString(t)) = type_arg {
             let mut t = t;
             let w = args::shift_word(&mut t);
@@ -1258,6 +1260,10 @@ impl Element for Script {
                 ("", _) => ty,
                 _ => return Err("bad TYPE".into()),
             };
+        }
+        if type_arg_missing && ty == Ty::Active && (cx.ninputs > 0 || cx.noutputs > 0) {
+            // as in Click: a Script with ports is a PACKET script
+            ty = Ty::Packet;
         }
         if ty != Ty::Packet && (cx.ninputs > 0 || cx.noutputs > 0) {
             return Err("ports allowed only on PACKET scripts".into());
