@@ -352,9 +352,11 @@ impl Program {
             } else {
                 format!("{}", ins.off)
             };
+            // Click: `(i < 10 ? " " : "") << i << ' '`, then "%3d/"
             let _ = write!(
                 s,
-                "{:3}  {}/{:08x}%{:08x}  yes->{}  no->{}",
+                "{}{} {:>3}/{:08x}%{:08x}  yes->{}  no->{}",
+                if i < 10 { " " } else { "" },
                 i,
                 off,
                 ins.value,

@@ -34,6 +34,12 @@ pub trait Console {
     fn error_line(&self, line: &str);
     /// Bytes for standard output.
     fn stdout(&self, text: &str);
+    /// Writes `text` to the file `path` (truncating it first unless
+    /// `append`), for Script's `print >FILE`. Consoles without files
+    /// refuse.
+    fn write_file(&self, _path: &str, _append: bool, _text: &str) -> Result<(), String> {
+        Err(String::from("file redirection not supported here"))
+    }
 }
 
 impl<C: Console + ?Sized> Console for alloc::rc::Rc<C> {
@@ -42,6 +48,9 @@ impl<C: Console + ?Sized> Console for alloc::rc::Rc<C> {
     }
     fn stdout(&self, text: &str) {
         (**self).stdout(text)
+    }
+    fn write_file(&self, path: &str, append: bool, text: &str) -> Result<(), String> {
+        (**self).write_file(path, append, text)
     }
 }
 
@@ -231,6 +240,10 @@ pub struct Core {
     timer_seq: Cell<u64>,
     signals: RefCell<Vec<SignalState>>,
     deferred: RefCell<VecDeque<(usize, usize, Packet)>>,
+    /// Handler writes to an element that was busy (a Script TYPE PACKET
+    /// downstream of an Unqueue writing `unqueue.reset`): applied as soon
+    /// as the element returns, in order.
+    deferred_writes: RefCell<VecDeque<(usize, String, String)>>,
     runcount: Cell<i32>,
     stopped: Cell<bool>,
     driver_manager: Cell<Option<usize>>,
@@ -433,6 +446,7 @@ impl Router {
             timer_seq: Cell::new(0),
             signals: RefCell::new(Vec::new()),
             deferred: RefCell::new(VecDeque::new()),
+            deferred_writes: RefCell::new(VecDeque::new()),
             runcount: Cell::new(1),
             stopped: Cell::new(false),
             driver_manager: Cell::new(None),
@@ -497,6 +511,7 @@ impl Router {
             c.in_task.set(true);
             let keep = c.with_elem(i, |e, cx| e.run_task(cx)).unwrap_or(true);
             c.in_task.set(false);
+            c.drain_deferred();
             c.coarse_now.set(None);
             if keep && !s.task_scheduled.get() {
                 s.task_scheduled.set(true);
@@ -959,7 +974,23 @@ impl Core {
             let next = self.deferred.borrow_mut().pop_front();
             match next {
                 Some((i, port, p)) => self.push_to(i, port, p),
-                None => break,
+                None => {
+                    let w = self.deferred_writes.borrow_mut().pop_front();
+                    let Some((i, h, value)) = w else {
+                        break;
+                    };
+                    if self.slots[i].busy.get() {
+                        // still running (we are inside it): try again later
+                        self.deferred_writes.borrow_mut().push_front((i, h, value));
+                        break;
+                    }
+                    let r = self.with_elem(i, |e, cx| e.write_handler(&h, &value, cx));
+                    if let Some(Some(Err(msg))) = r {
+                        let name = &self.slots[i].name;
+                        self.console
+                            .error_line(&format!("While calling '{}.{}':\n  {}", name, h, msg));
+                    }
+                }
             }
         }
     }
@@ -1205,6 +1236,15 @@ impl Core {
             if !d.mode.writable() {
                 return Err(HandlerError::PermissionDenied(path.into()));
             }
+        }
+        if s.busy.get() {
+            // The element is running (this write comes from downstream of
+            // it): Click would call the handler right away; apply it as
+            // soon as the element returns.
+            self.deferred_writes
+                .borrow_mut()
+                .push_back((i, h, value.to_string()));
+            return Ok(());
         }
         let r = match self.with_elem(i, |e, cx| e.write_handler(&h, value, cx)) {
             None => Err(HandlerError::Busy(path.into())),
@@ -1703,6 +1743,10 @@ impl<'a> Ctx<'a> {
     pub fn call_read(&self, path: &str) -> Result<String, HandlerError> {
         self.core.read_handler(&self.resolve(path))
     }
+    /// Reads a handler that takes a parameter, anywhere in the router.
+    pub fn call_read_param(&self, path: &str, param: &str) -> Result<String, HandlerError> {
+        self.core.read_handler_param(&self.resolve(path), param)
+    }
     /// Writes a handler anywhere in the router.
     pub fn call_write(&self, path: &str, value: &str) -> Result<(), HandlerError> {
         self.core.write_handler(&self.resolve(path), value)
@@ -1737,5 +1781,9 @@ impl<'a> Ctx<'a> {
     /// Text for standard output.
     pub fn stdout(&self, text: &str) {
         self.core.console.stdout(text);
+    }
+    /// Writes text to a file through the console (Script's `print >FILE`).
+    pub fn write_file(&self, path: &str, append: bool, text: &str) -> Result<(), String> {
+        self.core.console.write_file(path, append, text)
     }
 }

@@ -223,3 +223,24 @@ fn classify_config_errors() {
         e
     );
 }
+
+/// The `program` handler lays instructions out as Click does: the index
+/// right-aligned in two columns, the offset in three, then value%mask.
+#[test]
+fn classifier_program_layout() {
+    let r = router("Idle -> c :: Classifier(2/0a, 14/0b0c, -); c[0] -> Discard; c[1] -> Discard; c[2] -> Discard;");
+    let prog = r.read("c.program");
+    let first = prog.lines().next().unwrap();
+    assert_eq!(
+        first, " 0   0/00000a00%0000ff00  yes->[0]  no->step 1",
+        "{}",
+        prog
+    );
+    assert!(
+        prog.lines()
+            .any(|l| l.starts_with(" 1  12/00000b0c%0000ffff")),
+        "{}",
+        prog
+    );
+    assert!(prog.ends_with("alignment offset 0\n"), "{}", prog);
+}

@@ -55,4 +55,17 @@ impl Console for StdConsole {
     fn stdout(&self, text: &str) {
         self.write_bytes(text.as_bytes());
     }
+
+    fn write_file(&self, path: &str, append: bool, text: &str) -> Result<(), String> {
+        let mut o = std::fs::OpenOptions::new();
+        o.write(true).create(true);
+        if append {
+            o.append(true);
+        } else {
+            o.truncate(true);
+        }
+        o.open(path)
+            .and_then(|mut f| f.write_all(text.as_bytes()))
+            .map_err(|e| format!("{}: {}", path, crate::elements::io_error_text(&e)))
+    }
 }

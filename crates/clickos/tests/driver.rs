@@ -277,3 +277,19 @@ fn elements_listing() {
     let r = run_in(None, bin(), &["elements", "NoSuch"]);
     assert_eq!(r.code, 1);
 }
+
+#[test]
+fn script_print_redirects_to_files() {
+    // print >FILE truncates, >>FILE appends, >- is standard output
+    let dir = tmpdir("script-redirect");
+    let f = dir.join("out.txt");
+    std::fs::write(&f, "old contents\n").unwrap();
+    let fs = f.to_string_lossy();
+    let cfg = format!(
+        "Script(print >{fs} \"one\", print >>{fs} \"two\", printn >>{fs} \"three\", print >- \"four\", stop)"
+    );
+    let r = click(&["-e", &cfg]);
+    assert_eq!(r.code, 0, "stderr: {}", r.err);
+    assert_eq!(r.out, "four\n");
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), "one\ntwo\nthree");
+}

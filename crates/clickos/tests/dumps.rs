@@ -298,3 +298,37 @@ fn shipped_example_runs() {
     // one summary line per packet that reached the summary
     assert_eq!(summary.len() as u64 - 2, counts[..4].iter().sum::<u64>());
 }
+
+#[test]
+fn ipsummary_fields_keyword_and_link_field() {
+    // FIELDS is Click's current name for CONTENTS; `link` (and `paint`)
+    // print the paint annotation as a number, `direction` as > or <.
+    let dir = tmpdir("ipsum-link");
+    let f = dir.join("in.txt");
+    std::fs::write(&f, "!data link sport\n0 1\n1 2\n7 3\n").unwrap();
+    let cfg = format!(
+        "FromIPSummaryDump({}, STOP true) -> ToIPSummaryDump(-, FIELDS link paint direction sport)",
+        f.to_string_lossy()
+    );
+    let r = click(&["-e", &cfg]);
+    assert_eq!(r.code, 0, "stderr: {}", r.err);
+    let body: Vec<&str> = r.out.lines().filter(|l| !l.starts_with('!')).collect();
+    assert_eq!(body, ["0 0 > 1", "1 1 < 2", "7 7 7 3"], "{}", r.out);
+}
+
+#[test]
+fn fromipsummarydump_inline_data() {
+    // DATA gives the dump's text in the configuration, no file needed
+    let cfg = "FromIPSummaryDump(STOP true, DATA \"!data ip_dst timestamp\n1.0.0.1 1\n1.0.0.2 2\")
+               -> ToIPSummaryDump(-, FIELDS ts_sec ip_dst)";
+    let r = click(&["-e", cfg]);
+    assert_eq!(r.code, 0, "stderr: {}", r.err);
+    let body: Vec<&str> = r.out.lines().filter(|l| !l.starts_with('!')).collect();
+    assert_eq!(body, ["1 1.0.0.1", "2 1.0.0.2"], "{}", r.out);
+    let r = click(&["-q", "-e", "FromIPSummaryDump(STOP true) -> Discard"]);
+    assert!(
+        r.err.contains("missing mandatory FILENAME argument"),
+        "{}",
+        r.err
+    );
+}

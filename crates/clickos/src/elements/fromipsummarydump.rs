@@ -10,6 +10,8 @@ use std::io::{BufRead, BufReader};
 /// `FromIPSummaryDump(FILENAME [, KEYWORDS])`.
 pub struct FromIPSummaryDump {
     filename: String,
+    /// `DATA`: the dump's text given inline instead of a file.
+    data: Option<String>,
     stop: bool,
     active: bool,
     zero: bool,
@@ -33,6 +35,7 @@ impl Default for FromIPSummaryDump {
     fn default() -> Self {
         FromIPSummaryDump {
             filename: String::new(),
+            data: None,
             stop: false,
             active: true,
             zero: true,
@@ -58,7 +61,7 @@ pub static SPEC: ClassSpec = ClassSpec {
     port_count: "0/1",
     processing: "a/a",
     group: "userlevel",
-    signature: "FromIPSummaryDump(FILENAME [, KEYWORDS])",
+    signature: "FromIPSummaryDump([FILENAME, KEYWORDS])",
     summary: "Reads packets from an IP summary dump file.",
     description: "Reads lines from FILENAME (`-` means standard input), a file in Click's IP \
 summary dump format as ToIPSummaryDump writes it, and emits one IPv4 packet per line. The `!data` \
@@ -66,15 +69,16 @@ line names the fields (see ToIPSummaryDump for the names); other `!` lines and `
 skipped; `-` marks a missing value. Packets hold an IP header and, for the first fragment of TCP, \
 UDP and ICMP packets, a transport header (plus the payload when the dump has one); their IP length \
 is the dump's `ip_len` (or headers plus `payload_len`), and the extra-length annotation accounts for \
-the bytes not present. Timestamp, paint (`direction`) and aggregate annotations are set; the IP \
+the bytes not present. Timestamp, paint (`direction`, `link`) and aggregate annotations are set; the IP \
 header annotation points at the IP header.\n\nKeyword arguments:\n\n\
+- `DATA` (string): the dump's text itself, instead of FILENAME.\n\
 - `STOP` (boolean): ask the driver to stop at the end of the file. Default false.\n\
 - `ACTIVE` (boolean): if false, emit nothing until `active` is written. Default true.\n\
 - `ZERO` (boolean): fill data the dump does not set with zeros. Default true (always zero here).\n\
 - `CHECKSUM` (boolean): compute IP, TCP and UDP checksums. Default false.\n\
 - `PROTO` (byte): IP protocol when the dump has none. Default 6 (TCP).\n\
 - `MULTIPACKET` (boolean): emit `count` copies of each line's packet. Default false.\n\
-- `CONTENTS` (words): fields, for files without a `!data` line.\n\
+- `CONTENTS` (words): fields, for files without a `!data` line (`FIELDS` is a synonym).\n\
 - `BURST` (integer): packets per task run. Default 1.",
     ports: "no inputs, one output (agnostic)",
     handlers: &[
@@ -263,6 +267,7 @@ impl FromIPSummaryDump {
                 Field::PayloadLen => v.payload_len = t.parse().ok(),
                 Field::Payload => v.payload = Some(click_lang::args::unquote_bytes(t)),
                 Field::Count => v.count = t.parse().ok(),
+                Field::Link => v.direction = t.parse().ok(),
                 Field::Direction => {
                     v.direction = match t {
                         ">" => Some(0),
@@ -498,7 +503,8 @@ impl FromIPSummaryDump {
 impl Element for FromIPSummaryDump {
     fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
         let mut a = Args::new(config);
-        let filename: String = a.read_mp("FILENAME")?;
+        let filename: Option<String> = a.read_p("FILENAME")?;
+        let data = a.read::<String>("DATA")?;
         let stop = a.read::<bool>("STOP")?.unwrap_or(false);
         let active = a.read::<bool>("ACTIVE")?.unwrap_or(true);
         let zero = a.read::<bool>("ZERO")?.unwrap_or(true);
@@ -507,6 +513,10 @@ impl Element for FromIPSummaryDump {
         let multipacket = a.read::<bool>("MULTIPACKET")?.unwrap_or(false);
         let burst = a.read::<usize>("BURST")?.unwrap_or(1);
         let contents = a.read::<click_lang::RawString>("CONTENTS")?;
+        let contents = match a.read::<click_lang::RawString>("FIELDS")? {
+            Some(f) => Some(f),
+            None => contents,
+        };
         let _ = a.read::<f64>("SAMPLE")?;
         a.complete()?;
         if burst == 0 {
@@ -516,7 +526,11 @@ impl Element for FromIPSummaryDump {
             Some(c) => Some(parse_fields(&c.0)?),
             None => None,
         };
-        self.filename = filename;
+        if filename.is_none() && data.is_none() {
+            return Err("missing mandatory FILENAME argument".into());
+        }
+        self.filename = filename.unwrap_or_default();
+        self.data = data;
         self.stop = stop;
         self.active = active;
         self.zero = zero;
@@ -529,7 +543,13 @@ impl Element for FromIPSummaryDump {
     }
 
     fn initialize(&mut self, cx: &Ctx) -> Result<(), String> {
-        let r: Box<dyn BufRead> = if self.filename == "-" {
+        let r: Box<dyn BufRead> = if let Some(d) = &self.data {
+            let mut d = d.clone().into_bytes();
+            if !d.ends_with(b"\n") {
+                d.push(b'\n');
+            }
+            Box::new(std::io::Cursor::new(d))
+        } else if self.filename == "-" {
             Box::new(BufReader::new(std::io::stdin()))
         } else {
             let f = std::fs::File::open(&self.filename)

@@ -41,6 +41,8 @@ pub enum Field {
     Payload,
     Count,
     Direction,
+    /// `link` / `paint`: the paint annotation as a number.
+    Link,
     Aggregate,
     WireLen,
 }
@@ -78,6 +80,7 @@ const NAMES: &[(&str, Field)] = &[
     ("payload", Field::Payload),
     ("count", Field::Count),
     ("direction", Field::Direction),
+    ("link", Field::Link),
     ("aggregate", Field::Aggregate),
     ("wire_len", Field::WireLen),
 ];
@@ -98,7 +101,7 @@ const SYNONYMS: &[(&str, &str)] = &[
     ("payload_length", "payload_len"),
     ("pkt_count", "count"),
     ("packet_count", "count"),
-    ("link", "direction"),
+    ("paint", "link"),
     ("agg", "aggregate"),
 ];
 
@@ -425,6 +428,9 @@ pub fn summary_line(p: &Packet, fields: &[Field], out: &mut String) {
                     let _ = write!(out, "{}", n);
                 }
             },
+            Field::Link => {
+                let _ = write!(out, "{}", p.anno().paint());
+            }
             Field::Aggregate => {
                 let _ = write!(out, "{}", p.anno().u32_at(AGGREGATE_ANNO_OFFSET));
             }

@@ -60,8 +60,9 @@ number), `ip_ttl`, `ip_tos`, `ip_frag` (`F` first fragment, `f` later fragment, 
 `ip_fragoff` (bytes, `+` if more fragments), `ip_hl`, `ip_sum`, `ip_capture_len`, `tcp_seq`, \
 `tcp_ack`, `tcp_flags` (letters of `FSRPAUECN`, `.` for none), `tcp_window`, `tcp_urp`, \
 `udp_len`, `icmp_type`, `icmp_code`, `payload_len`, `payload` (quoted), `count`, `direction` \
-(`link`; `>` or `<` from the paint annotation), `aggregate`, `wire_len`.\n\nKeyword arguments:\n\n\
-- `CONTENTS` (words): the fields, in order. Default `timestamp ip_src`.\n\
+(`>` or `<` from the paint annotation), `link` or `paint` (the paint annotation as a number), `aggregate`, `wire_len`.\n\nKeyword arguments:\n\n\
+- `CONTENTS` (words): the fields, in order. Default `timestamp ip_src`. `FIELDS` (Click's \
+current name) and `DATA` (deprecated) are synonyms.\n\
 - `BANNER` (string): written as a `!creator` line.\n\
 - `VERBOSE` (boolean): also write `!host` and `!runtime` lines. Default false.\n\
 - `HEADER` (boolean): write the header lines. Default true.\n\
@@ -130,7 +131,10 @@ impl Element for ToIPSummaryDump {
     fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
         let mut a = Args::new(config);
         let filename: String = a.read_mp("FILENAME")?;
-        let contents = a.read_all::<click_lang::RawString>("CONTENTS")?;
+        let mut contents = a.read_all::<click_lang::RawString>("CONTENTS")?;
+        // Click's current name for CONTENTS, and its deprecated one
+        contents.extend(a.read_all::<click_lang::RawString>("FIELDS")?);
+        contents.extend(a.read_all::<click_lang::RawString>("DATA")?);
         let verbose = a.read::<bool>("VERBOSE")?.unwrap_or(false);
         let banner = a.read::<String>("BANNER")?;
         let header = a.read::<bool>("HEADER")?.unwrap_or(true);
@@ -139,6 +143,7 @@ impl Element for ToIPSummaryDump {
         let _ = a.read::<bool>("MULTIPACKET")?;
         let _ = a.read::<bool>("BAD_PACKETS")?;
         let _ = a.read::<bool>("CAREFUL_TRUNC")?;
+        let _ = a.read::<bool>("EXTRA_LENGTH")?;
         // As in Click, further positional arguments are more contents.
         let extra = a.rest();
         a.complete()?;

@@ -40,7 +40,7 @@ pub static SPEC: ClassSpec = ClassSpec {
     description: "Sends incoming packets out output 0 up to RATE packets per second, and the \
 rest out output 1 (dropped if there is no output 1). Unlike a meter, RATE packets per second still \
 go out output 0 when more arrive. The rate is a token bucket whose capacity defaults to 20 \
-milliseconds worth of tokens; it starts empty.\n\nKeyword arguments:\n\n\
+milliseconds worth of tokens; like Click's, it starts full.\n\nKeyword arguments:\n\n\
 - `RATE` (unsigned): packets per second. Mandatory.\n\
 - `BURST_DURATION` (time): the bucket holds RATE × BURST_DURATION tokens.\n\
 - `BURST_SIZE` (unsigned): the bucket holds this many tokens (`BURST` is a synonym). Not \
@@ -63,7 +63,7 @@ pub static BANDWIDTHRATEDSPLITTER_SPEC: ClassSpec = ClassSpec {
 `1MBps`; a bare number is bytes per second), and the rest out output 1 (dropped if there is no \
 output 1). The rate is a token bucket of bytes: a packet goes out output 0 when the bucket holds \
 at least 131072 bytes, and costs its length. The capacity is 20 milliseconds worth of bytes (or \
-BURST_BYTES) plus those 131072; the bucket starts empty.\n\nKeyword arguments:\n\n\
+BURST_BYTES) plus those 131072; the bucket starts full.\n\nKeyword arguments:\n\n\
 - `RATE` (bandwidth): bytes per second. Mandatory.\n\
 - `BURST_DURATION` (time): burst of RATE × BURST_DURATION bytes.\n\
 - `BURST_BYTES` (unsigned): burst in bytes (`BURST` is a synonym). Not together with \
@@ -86,7 +86,7 @@ impl Element for RatedSplitter {
     }
 
     fn initialize(&mut self, cx: &Ctx) -> Result<(), String> {
-        self.tb.set(0, cx.now());
+        self.tb.set(self.tb.capacity, cx.now());
         Ok(())
     }
 

@@ -223,7 +223,7 @@ pub static BANDWIDTHRATEDUNQUEUE_SPEC: ClassSpec = ClassSpec {
     description: "Pulls packets at RATE, a bandwidth (`10Mbps`, `1MBps`; a bare number is bytes \
 per second), and pushes them out its output. The rate is a token bucket of bytes: a packet may go \
 when the bucket holds at least 131072 bytes, and costs its length. The capacity is 20 \
-milliseconds worth of bytes (or BURST_BYTES) plus those 131072; the bucket starts empty. While \
+milliseconds worth of bytes (or BURST_BYTES) plus those 131072; the bucket starts full. While \
 the bucket is short the element sleeps on a timer; while the notifiers upstream say no packet can \
 come it sleeps until one does.\n\nKeyword arguments:\n\n\
 - `RATE` (bandwidth): bytes per second. Mandatory.\n\
@@ -251,7 +251,7 @@ impl Element for RatedUnqueue {
     }
 
     fn initialize(&mut self, cx: &Ctx) -> Result<(), String> {
-        self.tb.set(0, cx.now());
+        self.tb.set(self.tb.capacity, cx.now());
         if self.active {
             cx.schedule_task();
         }

@@ -13,6 +13,8 @@ enum Ty {
     Passive,
     Proxy,
     Driver,
+    /// `TYPE PACKET`: runs once per packet; the return value picks the output.
+    Packet,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -140,7 +142,7 @@ impl Script {
 
 const DESCRIPTION: &str = "Runs a script of instructions, one per argument.\n\n\
 Instructions: `set VAR EXPR`, `setq VAR EXPR` (unquoted), `init VAR EXPR`, `export VAR EXPR` \
-(also a read handler), `print [>FILE] TEXT|HANDLER`, `printq`, `printn`, `printnq`, \
+(also a read handler), `print [>FILE|>>FILE] TEXT|HANDLER`, `printq`, `printn`, `printnq`, \
 `read HANDLER [ARGS]`, `readq`, `write HANDLER [ARGS]`, `writeq`, `wait TIME`, `wait` / `pause` \
 (wait for a step), `wait_step [N]`, `wait_stop [N]`, `wait_time TIME`, `label L`, \
 `goto L [COND]`, `loop`, `return [VALUE]`, `end`, `exit`, `stop`, `error [MSG]`.\n\n\
@@ -148,10 +150,14 @@ Expressions: `$VAR`, `${VAR}`, `$(HANDLER [ARGS])` (for example `$(c.count)`, `$
 `$(sub ...)`, `$(mul ...)`, `$(div ...)`, `$(idiv ...)`, `$(mod ...)`, `$(min/max ...)`, \
 `$(neg/abs X)`, `$(eq/ne/lt/gt/le/ge A B)`, `$(not X)`, `$(and/or ...)`, `$(if C A B)`, \
 `$(in X ...)`, `$(first ...)`, `$(length ...)`, `$(unquote ...)`, `$(sprintf FMT ...)`, \
-`$(now)`, `$(random [N1 [N2]])`, `$(get VAR)`), `$?` (last write status), `$args`, `$0`..`$9`.\n\n\
+`$(now)`, `$(random [N1 [N2]])`, `$(get VAR)`, `$(shift VAR)` (removes and returns VAR's first \
+word), `$(S.run ARGS)` (runs Script S with `$1`... set to ARGS and returns its `return` value)), `$?` (last write status), `$args`, `$0`..`$9`.\n\n\
 Keyword `TYPE`: `ACTIVE` (default: runs at initialization), `PASSIVE` (runs only through \
 handlers), `PROXY` (any unknown write handler runs the script, with `$0` the handler name and \
-`$args` the value), `DRIVER` (manages stop requests, like DriverManager).";
+`$args` the value), `DRIVER` (manages stop requests, like DriverManager), `PACKET` (runs once \
+for every packet, with `$input` the input port; `return N` sends the packet to output N, `end` \
+to output 0, `exit` or any other outcome drops it). Only PACKET scripts may have ports; a \
+Script with ports and no TYPE is a PACKET script.";
 
 const HANDLERS: &[HandlerDoc] = &[
     HandlerDoc {
@@ -183,13 +189,13 @@ const HANDLERS: &[HandlerDoc] = &[
 
 pub static SPEC: ClassSpec = ClassSpec {
     name: "Script",
-    port_count: "0/0",
+    port_count: "-/-",
     processing: "a/a",
     group: "standard",
     signature: "Script(INSTRUCTIONS...)",
     summary: "Script a Click router configuration.",
     description: DESCRIPTION,
-    ports: "none",
+    ports: "none, except for TYPE PACKET: any number of inputs and outputs",
     handlers: HANDLERS,
     live_reconfigure: false,
     order_sensitive: true,
@@ -533,14 +539,21 @@ impl Script {
                 };
             }
         }
-        if !param.is_empty() {
-            e.error(
-                cx,
-                &format!("read handler '{}' does not take parameters", hname),
-            );
-            return None;
-        }
-        match cx.call_read(&hname) {
+        let r = if param.is_empty() {
+            cx.call_read(&hname)
+        } else {
+            match cx.call_read_param(&hname, &param) {
+                Err(HandlerError::NoSuchHandler(_)) if cx.call_read(&hname).is_ok() => {
+                    e.error(
+                        cx,
+                        &format!("read handler '{}' does not take parameters", hname),
+                    );
+                    return None;
+                }
+                r => r,
+            }
+        };
+        match r {
             Ok(v) => Some(v),
             Err(HandlerError::NoSuchElement(el)) => {
                 e.error(cx, &format!("no element named '{}'", el));
@@ -781,8 +794,65 @@ impl Script {
                     _ => Err("too many arguments".into()),
                 }
             }
+            "shift" => {
+                let w = words();
+                if w.len() != 1 {
+                    Err("syntax error".into())
+                } else {
+                    match self.find_var(&w[0], false) {
+                        Some(i) => Ok(args::shift_word(&mut self.vars[i].1)),
+                        None => Err(format!("undefined variable '{}'", w[0])),
+                    }
+                }
+            }
+            "run" => Ok(self.run_from_start("run", param, false, cx)),
             _ => return None,
         })
+    }
+
+    /// Whether `h` is one of the Script's own read handlers (for the name
+    /// `read` prints: `script.h`, as Click's `unparse_name` does).
+    fn is_own_read(h: &str) -> bool {
+        matches!(
+            h,
+            "add"
+                | "sub"
+                | "min"
+                | "max"
+                | "mul"
+                | "div"
+                | "idiv"
+                | "mod"
+                | "rem"
+                | "neg"
+                | "abs"
+                | "eq"
+                | "ne"
+                | "lt"
+                | "gt"
+                | "le"
+                | "ge"
+                | "not"
+                | "and"
+                | "or"
+                | "nand"
+                | "nor"
+                | "if"
+                | "in"
+                | "first"
+                | "length"
+                | "unquote"
+                | "now"
+                | "random"
+                | "htons"
+                | "ntohs"
+                | "htonl"
+                | "ntohl"
+                | "sprintf"
+                | "get"
+                | "shift"
+                | "run"
+        )
     }
 
     // ---- running ------------------------------------------------------
@@ -843,9 +913,16 @@ impl Script {
                 }
                 Op::Print | Op::PrintQ | Op::PrintN | Op::PrintNQ => {
                     let mut text = self.insns[ipos].text.clone();
-                    if text.starts_with('>') {
-                        e.error(cx, "file redirection not supported here");
-                        let _ = args::shift_word(&mut text);
+                    // `print >FILE TEXT` truncates FILE first, `>>FILE` appends
+                    let mut target: Option<(String, bool)> = None;
+                    if let Some(rest) = text.strip_prefix('>') {
+                        let append = rest.starts_with('>');
+                        let mut rest = String::from(if append { &rest[1..] } else { rest });
+                        let file = args::shift_word(&mut rest);
+                        text = rest;
+                        if !file.is_empty() && file != "-" {
+                            target = Some((file, append));
+                        }
                     }
                     let before = e.count;
                     let first = text.as_bytes().first().copied();
@@ -865,14 +942,24 @@ impl Script {
                     {
                         result.push('\n');
                     }
-                    cx.stdout(&result);
+                    match target {
+                        Some((file, append)) => {
+                            if let Err(msg) = cx.write_file(&file, append, &result) {
+                                e.error(cx, &msg);
+                            }
+                        }
+                        None => cx.stdout(&result),
+                    }
                 }
                 Op::Read | Op::ReadQ => {
                     let t = self.insns[ipos].text.clone();
                     let desc = self.expand(&t, false, cx, e, 0);
                     if let Some(v) = self.call_read_desc(&desc, op == Op::ReadQ, cx, e) {
                         let mut name = desc.clone();
-                        let name = args::shift_word(&mut name);
+                        let mut name = args::shift_word(&mut name);
+                        if !name.contains('.') && Self::is_own_read(&name) {
+                            name = format!("{}.{}", cx.name(), name);
+                        }
                         cx.error_line(&format!("{}:\n{}", name, v));
                     }
                 }
@@ -965,6 +1052,24 @@ impl Script {
                 .unwrap_or_default(),
             _ => String::new(),
         }
+    }
+
+    /// TYPE PACKET: runs the script for a packet that arrived on `port`
+    /// (`$input`); the output is the `return` value, 0 at `end` (or the
+    /// end of the script), none after `exit` or anything else.
+    fn run_packet(&mut self, port: usize, cx: &Ctx) -> Option<usize> {
+        let i = self.find_var("input", true).unwrap_or(0);
+        self.vars[i].1 = port.to_string();
+        self.pos = 0;
+        let mut e = Errh::new(cx);
+        self.step(0, Step::Jump, 0, cx, &mut e);
+        let out = match self.insns.get(self.pos).map(|i| i.op) {
+            Some(Op::End) => String::from("0"),
+            _ => self.complete_step(),
+        };
+        args::parse_i64(&args::uncomment(&out))
+            .ok()
+            .and_then(|n| usize::try_from(n).ok())
     }
 
     fn run_from_start(&mut self, name: &str, value: &str, write: bool, cx: &Ctx) -> String {
@@ -1142,6 +1247,7 @@ impl Element for Script {
         let type_arg = a.read::<RawString>("TYPE")?;
         let conf = a.rest();
         let mut ty = self.ty;
+        let type_arg_missing = type_arg.is_none();
         if let Some(RawString(t)) = type_arg {
             let mut t = t;
             let w = args::shift_word(&mut t);
@@ -1150,11 +1256,16 @@ impl Element for Script {
                 ("PASSIVE", true) => Ty::Passive,
                 ("PROXY", true) => Ty::Proxy,
                 ("DRIVER", true) => Ty::Driver,
+                ("PACKET", true) => Ty::Packet,
                 ("", _) => ty,
                 _ => return Err("bad TYPE".into()),
             };
         }
-        if cx.ninputs > 0 || cx.noutputs > 0 {
+        if type_arg_missing && ty == Ty::Active && (cx.ninputs > 0 || cx.noutputs > 0) {
+            // as in Click: a Script with ports is a PACKET script
+            ty = Ty::Packet;
+        }
+        if ty != Ty::Packet && (cx.ninputs > 0 || cx.noutputs > 0) {
             return Err("ports allowed only on PACKET scripts".into());
         }
         let mut s = Script::new(ty);
@@ -1300,7 +1411,7 @@ impl Element for Script {
         }
         let first = self.insns[0].op;
         match self.ty {
-            Ty::Passive | Ty::Proxy => {}
+            Ty::Passive | Ty::Proxy | Ty::Packet => {}
             _ if first == Op::WaitTime => {
                 let t = self.insns[0].text.clone();
                 let t = self.expand(&t, false, cx, &mut e, 0);
@@ -1321,6 +1432,26 @@ impl Element for Script {
             _ => {}
         }
         Ok(())
+    }
+
+    fn push(&mut self, port: usize, p: Packet, cx: &Ctx) {
+        if let Some(out) = self.run_packet(port, cx) {
+            if out < cx.noutputs() {
+                cx.push(out, p);
+            }
+        }
+    }
+
+    fn pull(&mut self, _port: usize, cx: &Ctx) -> Option<Packet> {
+        let p = cx.pull(0)?;
+        match self.run_packet(0, cx) {
+            Some(0) => Some(p),
+            Some(out) if out < cx.noutputs() => {
+                cx.push(out, p);
+                None
+            }
+            _ => None,
+        }
     }
 
     fn run_timer(&mut self, _id: u32, cx: &Ctx) {
@@ -1354,6 +1485,15 @@ impl Element for Script {
             }
         }
         self.own_read(name, "", cx)
+    }
+
+    fn read_handler_param(
+        &mut self,
+        name: &str,
+        param: &str,
+        cx: &Ctx,
+    ) -> Option<HandlerResult<String>> {
+        self.own_read(name, param, cx)
     }
 
     fn write_handler(&mut self, name: &str, value: &str, cx: &Ctx) -> Option<HandlerResult<()>> {

@@ -119,13 +119,15 @@ impl Element for Unqueue {
             match cx.pull(0) {
                 Some(p) => {
                     worked += 1;
+                    // counted as it goes, as in Click (a handler called
+                    // downstream sees the packet counted)
+                    self.count += 1;
                     out.emit(cx, p);
                 }
                 None => break,
             }
         }
         out.flush(cx);
-        self.count += worked;
         if worked > 0 {
             return true;
         }
