@@ -389,7 +389,13 @@ impl Drop for Packet {
         // drop, and `into_inner`-style paths do not exist for Packet.
         let b = unsafe { ManuallyDrop::take(&mut self.b) };
         if let Some(pool) = &b.pool {
-            let pool = pool.clone();
+            let pool: *const PoolInner = Rc::as_ptr(pool);
+            // SAFETY: the pool is alive for the rest of this function: `b`
+            // holds an Rc to it until `b` is either dropped at the end of
+            // this block or pushed into the pool's own free list, where its
+            // Rc keeps the pool alive (the free list owns it). No `&mut`
+            // to the pool exists: it is only reached through Rc.
+            let pool = unsafe { &*pool };
             let mut free = pool.free.borrow_mut();
             if free.len() < pool.max_free {
                 free.push(b);

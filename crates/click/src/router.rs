@@ -283,8 +283,20 @@ impl Emitter {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn emit(&mut self, cx: &Ctx, p: Packet) {
+        // the common case, small enough to inline into a source's loop:
+        // room in the batch, and it does not fill up with this packet
+        let n = self.batch.len();
+        if n + 1 < self.max && n < self.batch.capacity() {
+            self.batch.push(p);
+        } else {
+            self.emit_slow(cx, p);
+        }
+    }
+
+    #[inline(never)]
+    fn emit_slow(&mut self, cx: &Ctx, p: Packet) {
         if self.max == 1 {
             cx.push(self.port, p);
             return;
