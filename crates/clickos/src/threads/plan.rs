@@ -513,3 +513,107 @@ mod tests {
         assert!(!is_boundary(&g, idx("t")));
     }
 }
+
+#[cfg(test)]
+mod random_tests {
+    use super::*;
+    use click::registry::Registry;
+
+    struct Lcg(u64);
+    impl Lcg {
+        fn next(&mut self) -> u64 {
+            self.0 = self
+                .0
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            self.0 >> 33
+        }
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+    }
+
+    /// A random configuration: several source paths, some through a Queue
+    /// and an Unqueue, with Tees feeding other paths' Queues.
+    fn random_config(r: &mut Lcg) -> String {
+        let paths = 1 + r.below(5);
+        let mut s = String::new();
+        let mut queues = Vec::new();
+        for p in 0..paths {
+            s.push_str(&format!("src{p} :: InfiniteSource(LIMIT 1)"));
+            for k in 0..r.below(3) {
+                s.push_str(&format!(" -> c{p}_{k} :: Counter"));
+            }
+            if r.below(2) == 0 {
+                s.push_str(&format!(" -> t{p} :: Tee(2)"));
+            }
+            if r.below(3) > 0 {
+                s.push_str(&format!(" -> q{p} :: Queue -> u{p} :: Unqueue"));
+                queues.push(p);
+            }
+            s.push_str(" -> Discard;\n");
+        }
+        for p in 0..paths {
+            if s.contains(&format!("t{p} :: Tee")) {
+                if queues.is_empty() {
+                    s.push_str(&format!("t{p}[1] -> Discard;\n"));
+                } else {
+                    let q = queues[r.below(queues.len() as u64) as usize];
+                    s.push_str(&format!("t{p}[1] -> q{q};\n"));
+                }
+            }
+        }
+        if r.below(2) == 0 {
+            let names: Vec<String> = (0..paths)
+                .map(|p| format!("src{p} {}", r.below(4) as i64 - 1))
+                .collect();
+            s.push_str(&format!("StaticThreadSched({});\n", names.join(", ")));
+        }
+        s
+    }
+
+    #[test]
+    fn random_plans_are_sound() {
+        let mut reg = crate::elements::registry();
+        crate::threads::register_hidden(&mut reg);
+        let reg: Registry = reg;
+        let mut r = Lcg(0x5eed);
+        for _ in 0..300 {
+            let text = random_config(&mut r);
+            let flat = click::lang::parse_config(&text, "r.click", &[]).unwrap();
+            let g = click::router::check_graph(&flat, &reg)
+                .unwrap_or_else(|e| panic!("{}\n{text}", e.join("\n")));
+            let n = 1 + r.below(4) as usize;
+            let p = plan(&flat, &g, n, false).unwrap();
+            // every element runs on exactly one thread
+            for (i, e) in flat.elements.iter().enumerate() {
+                let on: Vec<usize> = (0..n)
+                    .filter(|&t| p.configs[t].element_index(&e.name).is_some())
+                    .collect();
+                assert_eq!(on, [p.home[i]], "{} in {text}", e.name);
+            }
+            // every thread's part is a valid graph
+            for c in &p.configs {
+                if let Err(e) = click::router::check_graph(c, &reg) {
+                    panic!("{}\n{text}\n{}", e.join("\n"), click::lang::unparse(c));
+                }
+            }
+            // connections stay local unless they feed a Queue on another
+            // thread, and then they go through that Queue's link
+            for c in &flat.connections {
+                let (f, t) = (c.from, c.to);
+                if p.home[f] == p.home[t] {
+                    continue;
+                }
+                assert!(is_boundary(&g, t), "{text}");
+                assert!(
+                    p.links.iter().any(|l| l.to_elem == t
+                        && l.to_port == c.to_port
+                        && l.from_thread == p.home[f]
+                        && l.to_thread == p.home[t]),
+                    "{text}"
+                );
+            }
+        }
+    }
+}
