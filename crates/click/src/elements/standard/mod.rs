@@ -28,6 +28,7 @@ pub mod suppressor;
 pub mod switch;
 pub mod tee;
 pub mod timedsource;
+pub mod truncate;
 pub mod unqueue;
 pub mod util;
 
@@ -65,6 +66,7 @@ pub static SPECS: &[&ClassSpec] = &[
     &staticthreadsched::SPEC,
     &strip::SPEC,
     &strip::UNSTRIP_SPEC,
+    &truncate::SPEC,
     &suppressor::SPEC,
     &switch::SPEC,
     &switch::STATICSWITCH_SPEC,
