@@ -1021,7 +1021,8 @@ fn expand_in_quotes(v: &str, quote: u8) -> String {
     }
 }
 
-/// Click's `cp_expand`: substitute `$var`, `${var}` and `${var-default}`
+/// Click's `cp_expand`: substitute `$var`, `${var}`, `${var-default}` and
+/// `${var[N]}` (the Nth word of the value; N may itself use variables)
 /// using `env`.  Unknown variables are left as written; nothing is expanded
 /// inside single quotes; inside double quotes values are escaped.
 fn expand_vars(config: &str, env: &[Frame]) -> String {
@@ -1066,6 +1067,26 @@ fn expand_vars(config: &str, env: &[Frame]) -> String {
                     s += 1;
                     continue;
                 };
+                // `${name[INDEX]}`: word INDEX (itself expanded) of the value
+                if braces && vname.ends_with(']') {
+                    if let Some(lb) = vname.find('[') {
+                        let name = &vname[..lb];
+                        let index = expand_vars(&vname[lb + 1..vname.len() - 1], env);
+                        if let Some(v) = lookup(env, name) {
+                            let word = crate::args::parse_u64(index.trim())
+                                .ok()
+                                .and_then(|i| {
+                                    crate::args::split_words(v).into_iter().nth(i as usize)
+                                })
+                                .unwrap_or_default();
+                            out.push_str(&config[uninterp..before]);
+                            out.push_str(&expand_in_quotes(&word, quote));
+                            uninterp = after;
+                        }
+                        s = after;
+                        continue;
+                    }
+                }
                 let (name, default) = match (braces, vname.find('-')) {
                     (true, Some(m)) => (&vname[..m], Some(&vname[m + 1..])),
                     _ => (vname, None),

@@ -417,3 +417,15 @@ fn line_directive() {
     let c = parse("# 10 \"other.click\"\na :: Idle;");
     assert_eq!(c.elements[0].landmark.to_string(), "other.click:10");
 }
+
+#[test]
+fn indexed_variables_pick_words() {
+    // ${v[N]} is the Nth word of $v; N can itself be a variable; past the
+    // end it is empty
+    let c = parse(
+        "elementclass F { $a, $n | input -> p :: P(\"${a[0]}\", ${a[2]}, <${a[9]}>, ${a[$n]}) -> output }
+         i :: I -> f :: F(x y z, 1) -> o :: O;",
+    );
+    let p = c.elements.iter().find(|e| e.name == "f/p").unwrap();
+    assert_eq!(p.config, "\"x\", z, <>, y");
+}
