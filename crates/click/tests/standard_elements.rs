@@ -569,3 +569,27 @@ fn truncate_limits_length_and_counts_extra() {
     r.inject("t", 0, &[vec![5u8; 8]]);
     assert_eq!(collected("a")[2].data, vec![5u8; 3]);
 }
+
+/// ScheduleInfo accepts Click's `ELEMENT TICKETS` arguments (classic
+/// configurations carry it) and rejects malformed ones; NotifierQueue and
+/// FullNoteQueue are Click's names for Queue.
+#[test]
+fn scheduleinfo_and_queue_synonyms() {
+    let r = router(
+        "src :: InfiniteSource(LIMIT 3) -> q :: FullNoteQueue(2) -> u :: Unqueue -> c :: Counter -> Discard;
+         Idle -> n :: NotifierQueue -> Discard;
+         ScheduleInfo(u 1, src 2.5);",
+    );
+    for _ in 0..20 {
+        r.router.run_pass();
+    }
+    assert_eq!(r.read("c.count"), "3");
+    assert_eq!(r.read("n.capacity"), "1000");
+    let e = try_router("ScheduleInfo(u);").err().unwrap();
+    assert!(
+        e.iter()
+            .any(|l| l.contains("expected 'ELEMENTNAME PARAM', got 'u'")),
+        "{:?}",
+        e
+    );
+}
