@@ -816,8 +816,7 @@ fn arpquerier_queries_print_through_arpprint() {
         .set_dst_ip(core::net::Ipv4Addr::new(1, 0, 0, 7));
     r.router.inject("q", 0, p).unwrap();
     assert!(
-        r.stderr()
-            .contains("out: arp who-has 1.0.0.7 tell 1.0.10.10"),
+        r.stderr().contains("arp who-has 1.0.0.7 tell 1.0.10.10"),
         "{}",
         r.stderr()
     );
