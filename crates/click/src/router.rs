@@ -40,6 +40,11 @@ pub trait Console {
     fn write_file(&self, _path: &str, _append: bool, _text: &str) -> Result<(), String> {
         Err(String::from("file redirection not supported here"))
     }
+    /// Reads the file `path` (Script's `$(cat FILE)`). Consoles without
+    /// files refuse.
+    fn read_file(&self, _path: &str) -> Result<String, String> {
+        Err(String::from("files not supported here"))
+    }
 }
 
 impl<C: Console + ?Sized> Console for alloc::rc::Rc<C> {
@@ -51,6 +56,9 @@ impl<C: Console + ?Sized> Console for alloc::rc::Rc<C> {
     }
     fn write_file(&self, path: &str, append: bool, text: &str) -> Result<(), String> {
         (**self).write_file(path, append, text)
+    }
+    fn read_file(&self, path: &str) -> Result<String, String> {
+        (**self).read_file(path)
     }
 }
 
@@ -1797,5 +1805,9 @@ impl<'a> Ctx<'a> {
     /// Writes text to a file through the console (Script's `print >FILE`).
     pub fn write_file(&self, path: &str, append: bool, text: &str) -> Result<(), String> {
         self.core.console.write_file(path, append, text)
+    }
+    /// Reads a file through the console (Script's `$(cat FILE)`).
+    pub fn read_file(&self, path: &str) -> Result<String, String> {
+        self.core.console.read_file(path)
     }
 }

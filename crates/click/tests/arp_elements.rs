@@ -794,3 +794,30 @@ fn arpprint_formats() {
     assert_eq!(r.stderr(), "");
     assert_eq!(r.read("c.count"), "1");
 }
+
+/// ARPQuerier's queries carry the ARP header as their network header, as
+/// Click's do, so an ARPPrint after the querier prints them.
+#[test]
+fn arpquerier_queries_print_through_arpprint() {
+    let r = router(
+        "Idle -> q :: ARPQuerier(1.0.10.10, 2:1:0:a:a:f) -> ARPPrint(out) -> Discard; Idle -> [1]q;",
+    );
+    let mut ip = vec![0u8; 20];
+    ip[0] = 0x45;
+    ip[3] = 20;
+    ip[8] = 64;
+    ip[12..16].copy_from_slice(&[1, 0, 10, 10]);
+    ip[16..20].copy_from_slice(&[1, 0, 0, 7]);
+    let mut p = r
+        .router
+        .pool()
+        .make(click::packet::DEFAULT_HEADROOM, &ip, 0);
+    p.anno_mut()
+        .set_dst_ip(core::net::Ipv4Addr::new(1, 0, 0, 7));
+    r.router.inject("q", 0, p).unwrap();
+    assert!(
+        r.stderr().contains("arp who-has 1.0.0.7 tell 1.0.10.10"),
+        "{}",
+        r.stderr()
+    );
+}

@@ -542,3 +542,54 @@ fn handler_write_into_running_element_and_unqueue_reset() {
     assert_eq!(r.read("c.count"), "1");
     assert_eq!(r.read("u.count"), "1");
 }
+
+/// Truncate cuts long packets at the end, leaves short ones alone, and
+/// counts what it removed in the extra-length annotation unless told not to.
+#[test]
+fn truncate_limits_length_and_counts_extra() {
+    let r = router(
+        "Idle -> t :: Truncate(10) -> a :: Collect; Idle -> u :: Truncate(4, EXTRA_LENGTH false) -> b :: Collect;",
+    );
+    clear_collected();
+    r.inject("t", 0, &[vec![7u8; 30], vec![1u8; 6]]);
+    r.inject("u", 0, &[vec![9u8; 8]]);
+    let a = collected("a");
+    assert_eq!(a[0].data, vec![7u8; 10]);
+    assert_eq!(a[1].data, vec![1u8; 6]);
+    assert_eq!(
+        a[0].anno.u32_at(click::packet::EXTRA_LENGTH_ANNO_OFFSET),
+        20
+    );
+    assert_eq!(a[1].anno.u32_at(click::packet::EXTRA_LENGTH_ANNO_OFFSET), 0);
+    let b = collected("b");
+    assert_eq!(b[0].data, vec![9u8; 4]);
+    assert_eq!(b[0].anno.u32_at(click::packet::EXTRA_LENGTH_ANNO_OFFSET), 0);
+    assert_eq!(r.read("t.length"), "10");
+    r.write("t.length", "3").unwrap();
+    r.inject("t", 0, &[vec![5u8; 8]]);
+    assert_eq!(collected("a")[2].data, vec![5u8; 3]);
+}
+
+/// ScheduleInfo accepts Click's `ELEMENT TICKETS` arguments (classic
+/// configurations carry it) and rejects malformed ones; NotifierQueue and
+/// FullNoteQueue are Click's names for Queue.
+#[test]
+fn scheduleinfo_and_queue_synonyms() {
+    let r = router(
+        "src :: InfiniteSource(LIMIT 3) -> q :: FullNoteQueue(2) -> u :: Unqueue -> c :: Counter -> Discard;
+         Idle -> n :: NotifierQueue -> Discard;
+         ScheduleInfo(u 1, src 2.5);",
+    );
+    for _ in 0..20 {
+        r.router.run_pass();
+    }
+    assert_eq!(r.read("c.count"), "3");
+    assert_eq!(r.read("n.capacity"), "1000");
+    let e = try_router("ScheduleInfo(u);").err().unwrap();
+    assert!(
+        e.iter()
+            .any(|l| l.contains("expected 'ELEMENTNAME PARAM', got 'u'")),
+        "{:?}",
+        e
+    );
+}

@@ -68,4 +68,10 @@ impl Console for StdConsole {
             .and_then(|mut f| f.write_all(text.as_bytes()))
             .map_err(|e| format!("{}: {}", path, crate::elements::io_error_text(&e)))
     }
+
+    fn read_file(&self, path: &str) -> Result<String, String> {
+        std::fs::read(path)
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .map_err(|e| format!("{}: {}", path, crate::elements::io_error_text(&e)))
+    }
 }

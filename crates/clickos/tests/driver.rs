@@ -293,3 +293,22 @@ fn script_print_redirects_to_files() {
     assert_eq!(r.out, "four\n");
     assert_eq!(std::fs::read_to_string(&f).unwrap(), "one\ntwo\nthree");
 }
+
+#[test]
+fn script_cat_reads_files_privately() {
+    // $(cat FILE) gives a file's contents inside a Script; the handler is
+    // private (not readable from outside, e.g. with -h)
+    let dir = tmpdir("script-cat");
+    let f = dir.join("routes.txt");
+    std::fs::write(&f, "hello from a file\n").unwrap();
+    let cfg = format!(
+        "s :: Script(print \"[$(cat {})]\", stop)",
+        f.to_string_lossy()
+    );
+    let r = click(&["-e", &cfg]);
+    assert_eq!(r.code, 0, "stderr: {}", r.err);
+    assert_eq!(r.out, "[hello from a file\n]\n");
+    let r = click(&["-q", "-e", "s :: Script(TYPE PASSIVE)", "-h", "s.cat"]);
+    assert_ne!(r.code, 0);
+    assert!(r.err.contains("s.cat"), "{}", r.err);
+}

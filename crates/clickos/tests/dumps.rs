@@ -332,3 +332,32 @@ fn fromipsummarydump_inline_data() {
         r.err
     );
 }
+
+#[test]
+fn fromipsummarydump_timing_and_destination_annotation() {
+    // TIMING spaces packets as their timestamps (under --simtime, the
+    // clock moves to each one); packets carry their destination address
+    // as the destination annotation, so ARPQuerier can query for it
+    let cfg = "FromIPSummaryDump(STOP true, TIMING true, DATA \"!data timestamp ip_dst\n10 1.0.0.1\n10.5 1.0.0.2\n12 1.0.0.3\")
+               -> q :: ARPQuerier(1.0.10.10, 2:1:0:a:a:f) -> ARPPrint(a) -> Discard; Idle -> [1]q;";
+    let r = click(&["--simtime=0", "-e", cfg]);
+    assert_eq!(r.code, 0, "stderr: {}", r.err);
+    let lines: Vec<&str> = r.err.lines().collect();
+    assert_eq!(lines.len(), 3, "{}", r.err);
+    assert!(
+        lines[0].contains("who-has 1.0.0.1 tell 1.0.10.10"),
+        "{}",
+        r.err
+    );
+    assert!(lines[2].contains("who-has 1.0.0.3"), "{}", r.err);
+    let r = click(&[
+        "--simtime=0",
+        "-e",
+        &cfg.replace("ARPPrint(a)", "Script(TYPE PACKET, print $(now), return 0)"),
+    ]);
+    assert_eq!(r.code, 0, "stderr: {}", r.err);
+    let times: Vec<f64> = r.out.lines().map(|l| l.trim().parse().unwrap()).collect();
+    assert_eq!(times.len(), 3, "{}", r.out);
+    assert!((times[1] - times[0] - 0.5).abs() < 0.01, "{:?}", times);
+    assert!((times[2] - times[0] - 2.0).abs() < 0.01, "{:?}", times);
+}

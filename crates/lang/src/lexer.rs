@@ -7,6 +7,8 @@ pub(crate) enum Kind {
     Ident,
     Variable,
     Arrow,
+    /// `=>`: a many-to-many connection.
+    TwoArrow,
     TwoColon,
     TwoBar,
     ThreeDot,
@@ -280,6 +282,7 @@ impl<'a> Lexer<'a> {
             let two = &b[s..s + 2];
             let k = match two {
                 b"->" => Some(Kind::Arrow),
+                b"=>" => Some(Kind::TwoArrow),
                 b"::" => Some(Kind::TwoColon),
                 b"||" => Some(Kind::TwoBar),
                 _ => None,

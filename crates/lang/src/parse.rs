@@ -169,6 +169,15 @@ struct BElem {
     landmark: Landmark,
 }
 
+/// One element of an element set in a connection, with its port lists
+/// (empty: no port given; a final -1 marks an expandable list).
+#[derive(Clone, Debug)]
+struct SetMember {
+    elem: usize,
+    inports: Vec<i64>,
+    outports: Vec<i64>,
+}
+
 #[derive(Clone, Debug)]
 struct BConn {
     from: usize,
@@ -366,31 +375,84 @@ impl<'a, 'o> Parser<'a, 'o> {
         i
     }
 
-    fn yport(&mut self) -> Option<usize> {
+    /// Click's port list: `[N]`, `[N, M, ...]`, or an expandable list
+    /// ending in `,]` (or `[]`), recorded as a final `-1`.
+    fn yport(&mut self) -> Option<Vec<i64>> {
         let t = self.lex();
         if !t.is('[') {
             self.unlex(t);
             return None;
         }
-        let tw = self.lex();
-        if tw.kind == Kind::Ident {
-            let port = match crate::args::parse_u64(&tw.text) {
-                Ok(p) if p <= i32::MAX as u64 => p as usize,
-                _ => {
-                    self.err(lm_of(&tw), "syntax error: port number should be integer");
-                    0
+        let mut ports: Vec<i64> = Vec::new();
+        loop {
+            let tw = self.lex();
+            if tw.kind == Kind::Ident {
+                let port = match crate::args::parse_u64(&tw.text) {
+                    Ok(p) if p <= i32::MAX as u64 => p as i64,
+                    _ => {
+                        self.err(lm_of(&tw), "syntax error: port number should be integer");
+                        0
+                    }
+                };
+                ports.push(port);
+            } else if tw.is(']') {
+                if ports.is_empty() {
+                    ports.push(0);
                 }
-            };
-            self.expect(']');
-            Some(port)
-        } else if tw.is(']') {
-            self.err(lm_of(&tw), "syntax error: expected port number");
-            Some(0)
-        } else {
-            self.err(lm_of(&tw), "syntax error: expected port number");
-            self.unlex(tw);
-            None
+                ports.push(-1);
+                break;
+            } else {
+                self.err(lm_of(&tw), "syntax error: expected port number");
+                self.unlex(tw);
+                break;
+            }
+            let t = self.lex();
+            if t.is(']') {
+                break;
+            } else if !t.is(',') {
+                self.err(lm_of(&t), "syntax error: expected ','");
+                self.unlex(t);
+                break;
+            }
         }
+        if ports.is_empty() {
+            ports.push(0);
+        }
+        Some(ports)
+    }
+
+    /// After `NAME ,`: whether this is a declaration list `a, b, c :: Class`
+    /// (rather than a set of elements in a connection). Looks ahead and
+    /// puts every token back.
+    fn is_declaration_list(&mut self) -> bool {
+        let mut seen: Vec<Token> = Vec::new();
+        let decl = loop {
+            let t = self.lex();
+            let is_comma = t.is(',');
+            seen.push(t);
+            if !is_comma {
+                break false;
+            }
+            let n = self.lex();
+            let ok = n.kind == Kind::Ident;
+            seen.push(n);
+            if !ok {
+                break false;
+            }
+            let sep = self.lex();
+            let kind = sep.kind.clone();
+            seen.push(sep);
+            if kind == Kind::TwoColon {
+                break true;
+            }
+            // put back the separator and look at it as the next ','
+            let sep = seen.pop().unwrap();
+            self.unlex(sep);
+        };
+        while let Some(t) = seen.pop() {
+            self.unlex(t);
+        }
+        decl
     }
 
     fn yelement(&mut self, comma_ok: bool) -> Option<usize> {
@@ -436,7 +498,7 @@ impl<'a, 'o> Parser<'a, 'o> {
             return Some(self.anon_element(&name, et, config, lm));
         }
         let next = self.peek();
-        if next.kind == Kind::TwoColon || (next.is(',') && comma_ok) {
+        if next.kind == Kind::TwoColon || (next.is(',') && comma_ok && self.is_declaration_list()) {
             self.ydeclaration(Some(t));
         }
         if let Some(&i) = self.body.map.get(&name) {
@@ -513,41 +575,62 @@ impl<'a, 'o> Parser<'a, 'o> {
         }
     }
 
+    /// A connection statement: a chain of element sets joined by `->` or
+    /// `=>`. Each set is a comma-separated list of elements, each with
+    /// optional input and output port lists (Click's modern syntax); `->`
+    /// joins one-to-many or many-to-one, `=>` many-to-many.
     fn yconnection(&mut self) {
-        let mut element1: Option<usize> = None;
-        let mut port1: Option<usize> = None;
+        let mut prev: Vec<SetMember> = Vec::new();
+        let mut connector = Kind::Arrow;
         loop {
-            let port2 = self.yport();
-            let elm = {
+            // one element set
+            let mut set: Vec<SetMember> = Vec::new();
+            let lm = {
                 let t = self.peek();
                 lm_of(&t)
             };
-            let Some(element2) = self.yelement(element1.is_none()) else {
-                if port1.is_some() {
+            loop {
+                let inports = self.yport();
+                let Some(elem) = self.yelement(prev.is_empty() && set.is_empty()) else {
+                    if inports.is_some() && (prev.is_empty() || !set.is_empty()) {
+                        self.err_here("stranded port ignored");
+                    }
+                    break;
+                };
+                let mut outports = None;
+                let t = self.peek();
+                if t.is('[') {
+                    outports = self.yport();
+                }
+                set.push(SetMember {
+                    elem,
+                    inports: inports.unwrap_or_default(),
+                    outports: outports.unwrap_or_default(),
+                });
+                let t = self.lex();
+                if !t.is(',') {
+                    self.unlex(t);
+                    break;
+                }
+            }
+            if set.is_empty() {
+                if prev.iter().any(|m| !m.outports.is_empty()) {
                     self.err_here("output ports ignored at end of chain");
                 }
-                if port2.is_some() && element1.is_none() {
-                    self.err_here("stranded port ignored");
-                }
                 return;
-            };
-            let lm = elm;
-            if let Some(e1) = element1 {
-                self.body.conns.push(BConn {
-                    from: e1,
-                    from_port: port1.unwrap_or(0),
-                    to: element2,
-                    to_port: port2.unwrap_or(0),
-                    landmark: lm,
-                });
+            }
+            if prev.is_empty() {
+                if set.iter().any(|m| !m.inports.is_empty()) {
+                    self.err(lm.clone(), "input ports ignored at start of chain");
+                }
+            } else {
+                self.connect_all(&prev, &set, &connector, &lm);
                 if self.body.conns.len() > MAX_CONNECTIONS {
                     self.err_here("too many connections");
                     return;
                 }
-            } else if port2.is_some() {
-                self.err(lm, "input ports ignored at start of chain");
             }
-            port1 = None;
+            prev = set;
             loop {
                 let t = self.lex();
                 match t.kind {
@@ -555,27 +638,26 @@ impl<'a, 'o> Parser<'a, 'o> {
                         self.err(lm_of(&t), format!("syntax error near '{}'", t.text));
                         continue;
                     }
-                    Kind::Arrow => break,
-                    Kind::Char('[') => {
-                        self.unlex(t);
-                        port1 = self.yport();
-                        continue;
+                    Kind::Arrow | Kind::TwoArrow => {
+                        connector = t.kind.clone();
+                        break;
                     }
                     Kind::Ident
                     | Kind::Char('{')
                     | Kind::Char('}')
+                    | Kind::Char('[')
                     | Kind::TwoBar
                     | Kind::ElementClass
                     | Kind::Require
                     | Kind::Define => {
                         self.unlex(t);
-                        if port1.is_some() {
+                        if prev.iter().any(|m| !m.outports.is_empty()) {
                             self.err_here("output ports ignored at end of chain");
                         }
                         return;
                     }
                     Kind::Char(';') | Kind::Eof => {
-                        if port1.is_some() {
+                        if prev.iter().any(|m| !m.outports.is_empty()) {
                             self.err(lm_of(&t), "output ports ignored at end of chain");
                         }
                         return;
@@ -589,7 +671,152 @@ impl<'a, 'o> Parser<'a, 'o> {
                     }
                 }
             }
-            element1 = Some(element2);
+        }
+    }
+
+    /// Click's `yconnection_connect_all`: pairs the output ports of the
+    /// set `outs` with the input ports of the set `ins`.
+    fn connect_all(
+        &mut self,
+        outs: &[SetMember],
+        ins: &[SetMember],
+        connector: &Kind,
+        lm: &Landmark,
+    ) {
+        fn analyze(v: &[SetMember], output: bool) -> (usize, usize) {
+            let (mut min, mut exp) = (0, 0);
+            for m in v {
+                let p = if output { &m.outports } else { &m.inports };
+                let n = p.len();
+                if n <= 1 {
+                    min += 1;
+                } else if p[n - 1] == -1 {
+                    min += n - 1;
+                    exp += 1;
+                } else {
+                    min += n;
+                }
+            }
+            (min, exp)
+        }
+        // index 0: inputs, 1: outputs (as in Click)
+        let sides: [&[SetMember]; 2] = [ins, outs];
+        let ports_of = |k: usize, m: &SetMember| -> Vec<i64> {
+            if k == 1 {
+                m.outports.clone()
+            } else {
+                m.inports.clone()
+            }
+        };
+        let (min0, exp0) = analyze(ins, false);
+        let (min1, exp1) = analyze(outs, true);
+        let mut minp = [min0, min1];
+        let mut expandable = [exp0 > 0, exp1 > 0];
+        if exp0 + exp1 > 1 {
+            self.err(
+                lm.clone(),
+                "at most one expandable port allowed per connection",
+            );
+            expandable[usize::from(minp[0] < minp[1])] = false;
+        }
+        let two = *connector == Kind::TwoArrow;
+        if two {
+            // '=>' can read missing ports as expandable ports
+            for k in 0..2 {
+                if minp[k] == 1 && minp[1 - k] > 1 && ports_of(k, &sides[k][0]).is_empty() {
+                    expandable[k] = true;
+                }
+            }
+        }
+        let mut step = [false; 2];
+        let mut nexp = [0usize; 2];
+        for k in 0..2 {
+            step[k] = minp[k] > 1 || expandable[k];
+            nexp[k] = if expandable[k] {
+                minp[1 - k].saturating_sub(minp[k])
+            } else {
+                0
+            };
+        }
+        if step[0] && step[1] {
+            if !two {
+                self.err(
+                    lm.clone(),
+                    "syntax error: many-to-many connections require '=>'",
+                );
+            }
+            if !expandable[0] && !expandable[1] && minp[0] != minp[1] {
+                self.err(
+                    lm.clone(),
+                    format!(
+                        "connection mismatch: {} outputs connected to {} inputs",
+                        minp[1], minp[0]
+                    ),
+                );
+            } else if !expandable[0] && minp[0] < minp[1] {
+                self.err(
+                    lm.clone(),
+                    format!(
+                        "connection mismatch: {} or more outputs connected to {} inputs",
+                        minp[1], minp[0]
+                    ),
+                );
+            } else if !expandable[1] && minp[1] < minp[0] {
+                self.err(
+                    lm.clone(),
+                    format!(
+                        "connection mismatch: {} outputs connected to {} or more inputs",
+                        minp[1], minp[0]
+                    ),
+                );
+            }
+        } else if !step[0] && !step[1] {
+            step[0] = true;
+        }
+        minp = [minp[0], minp[1]];
+        let mut it = [0usize; 2];
+        let mut ppos = [0usize; 2];
+        let mut port: [i64; 2] = [-1, -1];
+        let mut guard = 0usize;
+        while it[0] < sides[0].len() && it[1] < sides[1].len() {
+            guard += 1;
+            if guard > MAX_CONNECTIONS {
+                break;
+            }
+            for k in 0..2 {
+                if port[k] < 0 {
+                    let pv = ports_of(k, &sides[k][it[k]]);
+                    port[k] = pv.first().copied().unwrap_or(0).max(0);
+                }
+            }
+            self.body.conns.push(BConn {
+                from: sides[1][it[1]].elem,
+                from_port: port[1] as usize,
+                to: sides[0][it[0]].elem,
+                to_port: port[0] as usize,
+                landmark: lm.clone(),
+            });
+            for k in 0..2 {
+                if !step[k] {
+                    continue;
+                }
+                let pv = ports_of(k, &sides[k][it[k]]);
+                let np = pv.len();
+                ppos[k] += 1;
+                if ppos[k] < np && pv[ppos[k]] >= 0 {
+                    port[k] = pv[ppos[k]];
+                } else if np >= 2 && pv[np - 1] == -1 && nexp[k] > 0 {
+                    port[k] = pv[np - 2] + ppos[k] as i64 - (np as i64 - 2);
+                    nexp[k] -= 1;
+                } else if np == 0 && minp[k] == 1 && nexp[k] > 0 {
+                    port[k] = ppos[k] as i64;
+                    nexp[k] -= 1;
+                } else {
+                    port[k] = -1;
+                    ppos[k] = 0;
+                    it[k] += 1;
+                }
+            }
         }
     }
 
@@ -1021,7 +1248,8 @@ fn expand_in_quotes(v: &str, quote: u8) -> String {
     }
 }
 
-/// Click's `cp_expand`: substitute `$var`, `${var}` and `${var-default}`
+/// Click's `cp_expand`: substitute `$var`, `${var}`, `${var-default}` and
+/// `${var[N]}` (the Nth word of the value; N may itself use variables)
 /// using `env`.  Unknown variables are left as written; nothing is expanded
 /// inside single quotes; inside double quotes values are escaped.
 fn expand_vars(config: &str, env: &[Frame]) -> String {
@@ -1066,6 +1294,26 @@ fn expand_vars(config: &str, env: &[Frame]) -> String {
                     s += 1;
                     continue;
                 };
+                // `${name[INDEX]}`: word INDEX (itself expanded) of the value
+                if braces && vname.ends_with(']') {
+                    if let Some(lb) = vname.find('[') {
+                        let name = &vname[..lb];
+                        let index = expand_vars(&vname[lb + 1..vname.len() - 1], env);
+                        if let Some(v) = lookup(env, name) {
+                            let word = crate::args::parse_u64(index.trim())
+                                .ok()
+                                .and_then(|i| {
+                                    crate::args::split_words(v).into_iter().nth(i as usize)
+                                })
+                                .unwrap_or_default();
+                            out.push_str(&config[uninterp..before]);
+                            out.push_str(&expand_in_quotes(&word, quote));
+                            uninterp = after;
+                        }
+                        s = after;
+                        continue;
+                    }
+                }
                 let (name, default) = match (braces, vname.find('-')) {
                     (true, Some(m)) => (&vname[..m], Some(&vname[m + 1..])),
                     _ => (vname, None),

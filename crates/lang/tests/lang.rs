@@ -417,3 +417,76 @@ fn line_directive() {
     let c = parse("# 10 \"other.click\"\na :: Idle;");
     assert_eq!(c.elements[0].landmark.to_string(), "other.click:10");
 }
+
+#[test]
+fn indexed_variables_pick_words() {
+    // ${v[N]} is the Nth word of $v; N can itself be a variable; past the
+    // end it is empty
+    let c = parse(
+        "elementclass F { $a, $n | input -> p :: P(\"${a[0]}\", ${a[2]}, <${a[9]}>, ${a[$n]}) -> output }
+         i :: I -> f :: F(x y z, 1) -> o :: O;",
+    );
+    let p = c.elements.iter().find(|e| e.name == "f/p").unwrap();
+    assert_eq!(p.config, "\"x\", z, <>, y");
+}
+
+#[test]
+fn port_lists_element_sets_and_many_to_many() {
+    // a port list on one side fans out from (or into) the single port on
+    // the other side
+    let c = parse("c :: C; i :: I; c [0, 1, 2] -> i;");
+    assert_eq!(
+        sorted(conns(&c)),
+        sorted_strs(&["c[0]->[0]i", "c[1]->[0]i", "c[2]->[0]i"])
+    );
+    let c = parse("s :: S; t :: T; s -> [1, 0] t;");
+    assert_eq!(
+        sorted(conns(&c)),
+        sorted_strs(&["s[0]->[1]t", "s[0]->[0]t"])
+    );
+    // element sets: several elements on one side of an arrow
+    let c = parse("a, b :: A; d :: D; a, b -> d;");
+    assert_eq!(
+        sorted(conns(&c)),
+        sorted_strs(&["a[0]->[0]d", "b[0]->[0]d"])
+    );
+    // many-to-many needs '=>', and pairs ports in order
+    let c = parse("x :: X; y :: Y; x [0, 1] => [1, 0] y;");
+    assert_eq!(
+        sorted(conns(&c)),
+        sorted_strs(&["x[0]->[1]y", "x[1]->[0]y"])
+    );
+    // '=>' reads a missing port list as expandable
+    let c = parse("x :: X; y, z :: Y; x => y, z;");
+    assert_eq!(
+        sorted(conns(&c)),
+        sorted_strs(&["x[0]->[0]y", "x[1]->[0]z"])
+    );
+    // an expandable list grows to match the other side
+    let c = parse("x :: X; y :: Y; x [2, ] => [0, 1, 2] y;");
+    assert_eq!(
+        sorted(conns(&c)),
+        sorted_strs(&["x[2]->[0]y", "x[3]->[1]y", "x[4]->[2]y"])
+    );
+    let e = errs("x :: X; y :: Y; x [0, 1] -> [0, 1] y;");
+    assert!(
+        e.iter()
+            .any(|l| l.contains("many-to-many connections require '=>'")),
+        "{e:?}"
+    );
+    let e = errs("x :: X; y :: Y; x [0, 1] => [0, 1, 2] y;");
+    assert!(
+        e.iter()
+            .any(|l| l.contains("connection mismatch: 2 outputs connected to 3 inputs")),
+        "{e:?}"
+    );
+}
+
+fn sorted(mut v: Vec<String>) -> Vec<String> {
+    v.sort();
+    v
+}
+
+fn sorted_strs(v: &[&str]) -> Vec<String> {
+    sorted(v.iter().map(|s| s.to_string()).collect())
+}

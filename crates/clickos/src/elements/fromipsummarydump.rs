@@ -10,6 +10,10 @@ use std::io::{BufRead, BufReader};
 /// `FromIPSummaryDump(FILENAME [, KEYWORDS])`.
 pub struct FromIPSummaryDump {
     filename: String,
+    /// `TIMING`: emit packets spaced as their timestamps.
+    timing: bool,
+    /// now − first packet's timestamp, once TIMING has seen one
+    time_offset: Option<i64>,
     /// `DATA`: the dump's text given inline instead of a file.
     data: Option<String>,
     stop: bool,
@@ -35,6 +39,8 @@ impl Default for FromIPSummaryDump {
     fn default() -> Self {
         FromIPSummaryDump {
             filename: String::new(),
+            timing: false,
+            time_offset: None,
             data: None,
             stop: false,
             active: true,
@@ -72,6 +78,8 @@ is the dump's `ip_len` (or headers plus `payload_len`), and the extra-length ann
 the bytes not present. Timestamp, paint (`direction`, `link`) and aggregate annotations are set; the IP \
 header annotation points at the IP header.\n\nKeyword arguments:\n\n\
 - `DATA` (string): the dump's text itself, instead of FILENAME.\n\
+- `TIMING` (boolean): emit packets spaced as their timestamps (relative to the first). Default \
+false.\n\
 - `STOP` (boolean): ask the driver to stop at the end of the file. Default false.\n\
 - `ACTIVE` (boolean): if false, emit nothing until `active` is written. Default true.\n\
 - `ZERO` (boolean): fill data the dump does not set with zeros. Default true (always zero here).\n\
@@ -374,6 +382,9 @@ impl FromIPSummaryDump {
         }
         let mut p = cx.pool().make(DEFAULT_HEADROOM, &b, 0);
         p.set_network_header(0, 20);
+        // as Click: the destination annotation is the header's destination
+        p.anno_mut()
+            .set_dst_ip(core::net::Ipv4Addr::new(b[16], b[17], b[18], b[19]));
         let ts = v.ts.or_else(|| {
             v.sec
                 .map(|s| Timestamp::from_sec_usec(s, v.usec.unwrap_or(0)))
@@ -492,6 +503,22 @@ impl FromIPSummaryDump {
         p
     }
 
+    /// With TIMING, when the next packet is due (None: now).
+    fn due(&mut self, cx: &Ctx) -> Option<Timestamp> {
+        if !self.timing {
+            return None;
+        }
+        if self.pending.is_empty() {
+            self.fill(cx);
+        }
+        let ts = self.pending.first()?.timestamp();
+        let off = *self
+            .time_offset
+            .get_or_insert_with(|| (cx.now() - ts).nsec());
+        let when = ts.add_nsec(off);
+        (when > cx.now()).then_some(when)
+    }
+
     fn at_end(&mut self, cx: &Ctx) {
         if self.stop && !self.stopped_driver {
             self.stopped_driver = true;
@@ -507,6 +534,7 @@ impl Element for FromIPSummaryDump {
         let data = a.read::<String>("DATA")?;
         let stop = a.read::<bool>("STOP")?.unwrap_or(false);
         let active = a.read::<bool>("ACTIVE")?.unwrap_or(true);
+        let timing = a.read::<bool>("TIMING")?.unwrap_or(false);
         let zero = a.read::<bool>("ZERO")?.unwrap_or(true);
         let checksum = a.read::<bool>("CHECKSUM")?.unwrap_or(false);
         let proto = a.read::<u8>("PROTO")?.unwrap_or(6);
@@ -531,6 +559,7 @@ impl Element for FromIPSummaryDump {
         }
         self.filename = filename.unwrap_or_default();
         self.data = data;
+        self.timing = timing;
         self.stop = stop;
         self.active = active;
         self.zero = zero;
@@ -568,6 +597,10 @@ impl Element for FromIPSummaryDump {
             return false;
         }
         for _ in 0..self.burst {
+            if let Some(when) = self.due(cx) {
+                cx.schedule_timer_at(0, when);
+                return false;
+            }
             match self.next_packet(cx) {
                 Some(p) => cx.push(0, p),
                 None => {
@@ -579,8 +612,14 @@ impl Element for FromIPSummaryDump {
         true
     }
 
+    fn run_timer(&mut self, _id: u32, cx: &Ctx) {
+        if self.active && cx.output_is_push(0) {
+            cx.schedule_task();
+        }
+    }
+
     fn pull(&mut self, _port: usize, cx: &Ctx) -> Option<Packet> {
-        if !self.active {
+        if !self.active || self.due(cx).is_some() {
             return None;
         }
         let p = self.next_packet(cx);

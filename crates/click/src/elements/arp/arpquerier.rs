@@ -517,6 +517,9 @@ impl ARPQuerier {
             d[38..42].copy_from_slice(&want.to_be_bytes());
         }
         q.set_mac_header(0);
+        // as Click's: the ARP header is the network header (ARPPrint
+        // downstream prints the query)
+        q.set_network_header(14, 28);
         q.set_timestamp(anno_from.0);
         q.anno_mut().set_vlan_tci(anno_from.1);
         self.queries += 1;

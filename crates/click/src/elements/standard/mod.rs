@@ -20,6 +20,7 @@ pub mod ratedsplitter;
 pub mod ratedunqueue;
 pub mod red;
 pub mod rrsched;
+pub mod scheduleinfo;
 pub mod script;
 pub mod shaper;
 pub mod staticthreadsched;
@@ -28,6 +29,7 @@ pub mod suppressor;
 pub mod switch;
 pub mod tee;
 pub mod timedsource;
+pub mod truncate;
 pub mod unqueue;
 pub mod util;
 
@@ -50,6 +52,8 @@ pub static SPECS: &[&ClassSpec] = &[
     &queue::SPEC,
     &queue::SIMPLEQUEUE_SPEC,
     &queue::FRONTDROPQUEUE_SPEC,
+    &queue::NOTIFIERQUEUE_SPEC,
+    &queue::FULLNOTEQUEUE_SPEC,
     &randomswitch::SPEC,
     &ratedsource::SPEC,
     &ratedsplitter::SPEC,
@@ -65,6 +69,8 @@ pub static SPECS: &[&ClassSpec] = &[
     &staticthreadsched::SPEC,
     &strip::SPEC,
     &strip::UNSTRIP_SPEC,
+    &scheduleinfo::SPEC,
+    &truncate::SPEC,
     &suppressor::SPEC,
     &switch::SPEC,
     &switch::STATICSWITCH_SPEC,

@@ -109,6 +109,36 @@ pub static SIMPLEQUEUE_SPEC: ClassSpec = ClassSpec {
     make: || Box::new(Queue::default()),
 };
 
+pub static NOTIFIERQUEUE_SPEC: ClassSpec = ClassSpec {
+    name: "NotifierQueue",
+    port_count: "1/1-2",
+    processing: "h/lh",
+    group: "standard",
+    signature: "NotifierQueue([CAPACITY])",
+    summary: "Stores packets in a FIFO queue.",
+    description: DESCRIPTION,
+    ports: "one push input; one pull output and an optional push output for drops",
+    handlers: HANDLERS,
+    live_reconfigure: true,
+    order_sensitive: false,
+    make: || Box::new(Queue::default()),
+};
+
+pub static FULLNOTEQUEUE_SPEC: ClassSpec = ClassSpec {
+    name: "FullNoteQueue",
+    port_count: "1/1-2",
+    processing: "h/lh",
+    group: "standard",
+    signature: "FullNoteQueue([CAPACITY])",
+    summary: "Stores packets in a FIFO queue.",
+    description: DESCRIPTION,
+    ports: "one push input; one pull output and an optional push output for drops",
+    handlers: HANDLERS,
+    live_reconfigure: true,
+    order_sensitive: false,
+    make: || Box::new(Queue::default()),
+};
+
 const FRONTDROP_DESCRIPTION: &str = "Stores incoming packets in a first-in-first-out queue. When \
 the queue already holds CAPACITY packets, drops the packet at its head (the oldest) to make room \
 for the incoming one, pushing it out output 1 when that exists; the first drop prints `NAME :: \

@@ -151,7 +151,8 @@ Expressions: `$VAR`, `${VAR}`, `$(HANDLER [ARGS])` (for example `$(c.count)`, `$
 `$(neg/abs X)`, `$(eq/ne/lt/gt/le/ge A B)`, `$(not X)`, `$(and/or ...)`, `$(if C A B)`, \
 `$(in X ...)`, `$(first ...)`, `$(length ...)`, `$(unquote ...)`, `$(sprintf FMT ...)`, \
 `$(now)`, `$(random [N1 [N2]])`, `$(get VAR)`, `$(shift VAR)` (removes and returns VAR's first \
-word), `$(S.run ARGS)` (runs Script S with `$1`... set to ARGS and returns its `return` value)), `$?` (last write status), `$args`, `$0`..`$9`.\n\n\
+word), `$(cat FILE)` (the contents of FILE; only the script itself can call it), \
+`$(S.run ARGS)` (runs Script S with `$1`... set to ARGS and returns its `return` value)), `$?` (last write status), `$args`, `$0`..`$9`.\n\n\
 Keyword `TYPE`: `ACTIVE` (default: runs at initialization), `PASSIVE` (runs only through \
 handlers), `PROXY` (any unknown write handler runs the script, with `$0` the handler name and \
 `$args` the value), `DRIVER` (manages stop requests, like DriverManager), `PACKET` (runs once \
@@ -806,6 +807,15 @@ impl Script {
                 }
             }
             "run" => Ok(self.run_from_start("run", param, false, cx)),
+            // private: only the script itself can read files
+            "cat" => {
+                let file = args::uncomment(param);
+                if file.is_empty() {
+                    Err("expected filename".into())
+                } else {
+                    cx.read_file(&file)
+                }
+            }
             _ => return None,
         })
     }
@@ -852,6 +862,7 @@ impl Script {
                 | "get"
                 | "shift"
                 | "run"
+                | "cat"
         )
     }
 
@@ -1484,6 +1495,9 @@ impl Element for Script {
                 }
             }
         }
+        if name == "cat" {
+            return None; // private
+        }
         self.own_read(name, "", cx)
     }
 
@@ -1493,6 +1507,10 @@ impl Element for Script {
         param: &str,
         cx: &Ctx,
     ) -> Option<HandlerResult<String>> {
+        if name == "cat" {
+            // Click's private handler: not reachable from outside
+            return None;
+        }
         self.own_read(name, param, cx)
     }
 
