@@ -125,6 +125,9 @@ struct Slot {
     in_push: Vec<bool>,
     out_push: Vec<bool>,
     task_scheduled: Cell<bool>,
+    /// The element has a task (it was scheduled at least once): it gets
+    /// Click's task handlers `scheduled` and `home_thread`.
+    has_task: Cell<bool>,
 }
 
 impl Slot {
@@ -189,6 +192,10 @@ pub struct RouterOptions {
     pub peers: Option<alloc::rc::Rc<dyn Peers>>,
     /// Spare packet buffers shared with those routers' pools.
     pub depot: Option<alloc::sync::Arc<dyn crate::packet::BufferDepot>>,
+    /// The thread each element's task runs on, as the `home_thread`
+    /// handler reports it (-1: never scheduled); elements not listed run
+    /// on thread 0.
+    pub home_threads: BTreeMap<String, i64>,
 }
 
 /// The other routers a router runs beside when the host spreads one
@@ -225,6 +232,7 @@ impl Default for RouterOptions {
             ncopies: 1,
             peers: None,
             depot: None,
+            home_threads: BTreeMap::new(),
         }
     }
 }
@@ -260,6 +268,7 @@ pub struct Core {
     copy: usize,
     ncopies: usize,
     peers: Option<alloc::rc::Rc<dyn Peers>>,
+    home_threads: BTreeMap<String, i64>,
     /// The clock as read once during the current task run (see
     /// [`Ctx::now_coarse`]); `None` outside task runs or before the first read.
     coarse_now: Cell<Option<Timestamp>>,
@@ -444,6 +453,7 @@ impl Router {
                 in_push: core::mem::take(&mut pin[i]),
                 out_push: core::mem::take(&mut pout[i]),
                 task_scheduled: Cell::new(false),
+                has_task: Cell::new(false),
             })
             .collect();
         let names = slots
@@ -479,6 +489,7 @@ impl Router {
             copy: opts.copy,
             ncopies: opts.ncopies.max(1),
             peers: opts.peers.clone(),
+            home_threads: opts.home_threads.clone(),
             coarse_now: Cell::new(None),
             in_task: Cell::new(false),
         };
@@ -1097,6 +1108,10 @@ impl Core {
         for h in s.spec.handlers {
             v.push((h.name.to_string(), h.mode));
         }
+        if s.has_task.get() {
+            v.push(("scheduled".to_string(), HandlerMode::Read));
+            v.push(("home_thread".to_string(), HandlerMode::Read));
+        }
         if let Some(extra) = self.with_elem(i, |e, _| e.instance_handlers()) {
             v.extend(extra);
         }
@@ -1176,6 +1191,18 @@ impl Core {
                     let _ = writeln!(out, "{}\t{}", n, m.flags());
                 }
                 return Ok(out);
+            }
+            // Click's task handlers
+            "scheduled" if s.has_task.get() => {
+                return Ok(String::from(if s.task_scheduled.get() {
+                    "true"
+                } else {
+                    "false"
+                }))
+            }
+            "home_thread" if s.has_task.get() => {
+                let t = self.home_threads.get(&s.name).copied().unwrap_or(0);
+                return Ok(format!("{t}"));
             }
             _ => {}
         }
@@ -1348,6 +1375,7 @@ impl Core {
 
     fn schedule(&self, i: usize) {
         let s = &self.slots[i];
+        s.has_task.set(true);
         if !s.task_scheduled.replace(true) {
             self.run_queue.borrow_mut().push_back(i);
         }

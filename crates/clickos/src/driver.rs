@@ -356,9 +356,6 @@ pub fn parse_args(prog: &str, args: &[String]) -> Parsed {
     if o.replicate && o.threads < 2 {
         errors.push("--replicate needs -j N with N of 2 or more".into());
     }
-    if o.simtime.is_some() && o.threads > 1 {
-        errors.push("--simtime runs on one thread; drop -j".into());
-    }
     if !errors.is_empty() {
         return Parsed::Bad(errors);
     }
@@ -674,7 +671,12 @@ fn run_with(prog: &str, args: &[String], registry: &Registry, console: &Rc<StdCo
         ));
     }
 
-    if let Some(plan) = plan.as_ref().filter(|p| p.nthreads > 1) {
+    // Simulated time is one timeline: under --simtime the threads are
+    // planned (placement, warnings, home_thread) but run as one.
+    if let Some(plan) = plan
+        .as_ref()
+        .filter(|p| p.nthreads > 1 && o.simtime.is_none())
+    {
         // several threads
         let settings = crate::threads::RunSettings {
             affinity: o.affinity,
@@ -733,6 +735,10 @@ fn run_with(prog: &str, args: &[String], registry: &Registry, console: &Rc<StdCo
         RouterOptions {
             host: Some(host.clone() as Rc<dyn std::any::Any>),
             max_batch,
+            home_threads: plan
+                .as_ref()
+                .map(|p| p.home_threads(&flat))
+                .unwrap_or_default(),
             ..RouterOptions::default()
         },
     ) {

@@ -269,10 +269,6 @@ fn bad_thread_options() {
             "expected a number of threads",
         ),
         (&["--replicate", "-e", "Idle"][..], "--replicate needs -j N"),
-        (
-            &["-j", "2", "--simtime", "-e", "Idle"][..],
-            "--simtime runs on one thread",
-        ),
     ] {
         let r = click(args);
         assert_eq!(r.code, 1, "{args:?}");
@@ -397,4 +393,49 @@ fn replicate_refuses_file_elements() {
     assert_eq!(r.code, 1);
     assert!(r.err.contains("cannot run as 2 copies"), "{}", r.err);
     assert!(!out.exists());
+}
+
+#[test]
+fn home_thread_handlers_and_simulated_time() {
+    // Click's task handlers report the placement; under --simtime the
+    // threads are planned but run on one timeline, deterministically
+    let cfg = "StaticThreadSched(rs1 0, d1 0, rs2 1, d2 1);
+        rs1 :: RatedSource(RATE 10) -> q1 :: Queue -> d1 :: Discard;
+        rs2 :: RatedSource(RATE 10) -> q2 :: Queue -> d2 :: Discard;
+        Script(wait 1s, print rs1.home_thread, print d1.home_thread,
+               print rs2.home_thread, print d2.home_thread, stop)";
+    let r = click(&["--simtime", "--threads=2", "-e", cfg]);
+    assert_eq!(r.code, 0, "stderr: {}", r.err);
+    assert_eq!(r.out, "0\n0\n1\n1\n");
+    let r = click(&["-j", "2", "-e", cfg, "-h", "d2.scheduled"]);
+    assert_eq!(r.code, 0, "stderr: {}", r.err);
+    assert!(
+        r.out == "0\n0\n1\n1\ntrue\n" || r.out == "0\n0\n1\n1\nfalse\n",
+        "{}",
+        r.out
+    );
+    // elements without a task have no task handlers
+    let r = click(&["-j", "2", "-q", "-e", cfg, "-h", "q1.home_thread"]);
+    assert_eq!(r.code, 1);
+    assert!(r.err.contains("no 'q1.home_thread' handler"), "{}", r.err);
+}
+
+#[test]
+fn quit_without_running() {
+    // -q builds every thread's router, reads handlers, and exits
+    let r = click(&[
+        "-j",
+        "2",
+        "-q",
+        "-e",
+        "i :: InfiniteSource(LIMIT 3) -> Queue -> u :: Unqueue -> c :: Counter -> Discard;
+         StaticThreadSched(u 1);",
+        "-h",
+        "c.count",
+        "-h",
+        "u.home_thread",
+    ]);
+    assert_eq!(r.code, 0, "stderr: {}", r.err);
+    assert_eq!(num(&r.out, "c.count"), 0);
+    assert_eq!(num(&r.out, "u.home_thread"), 1);
 }

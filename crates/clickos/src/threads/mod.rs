@@ -211,6 +211,7 @@ pub struct Shared {
     flat_text: String,
     /// The plan in words (the `threads` global handler).
     plan_text: String,
+    home_threads: BTreeMap<String, i64>,
     names: Vec<String>,
     classes: Vec<String>,
     requirements: Vec<String>,
@@ -746,6 +747,7 @@ pub fn start(
         owners,
         flat_text: click::lang::unparse(flat),
         plan_text: plan.describe(flat),
+        home_threads: plan.home_threads(flat),
         // the configuration's elements, then the links' hidden ones
         names: flat
             .elements
@@ -891,6 +893,15 @@ fn build(
     } else {
         (0, 1)
     };
+    let home_threads = if shared.replicate {
+        config
+            .elements
+            .iter()
+            .map(|e| (e.name.clone(), me as i64))
+            .collect()
+    } else {
+        shared.home_threads.clone()
+    };
     let r = Router::from_flat(
         config,
         registry,
@@ -903,6 +914,7 @@ fn build(
             ncopies,
             peers: Some(Rc::new(ThreadPeers { ctx: ctx.clone() })),
             // pools trade buffers only where packets cross threads
+            home_threads,
             depot: (!shared.links.is_empty())
                 .then(|| shared.depot.clone() as Arc<dyn click::packet::BufferDepot>),
             ..RouterOptions::default()
@@ -1025,6 +1037,11 @@ impl Running {
 
     /// Lets the other threads clean up and exit, then cleans up here.
     pub fn finish(self) {
+        // never run (-q): the other threads still wait for the go-ahead
+        let _ =
+            self.shared
+                .go
+                .compare_exchange(GO_WAIT, GO_ABORT, Ordering::SeqCst, Ordering::SeqCst);
         self.shared.exit.store(true, Ordering::SeqCst);
         self.shared.ring_all(STATE);
         for w in self.workers {

@@ -61,6 +61,22 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// The `home_thread` of each element (-1 for StaticThreadSched's -1).
+    pub fn home_threads(&self, flat: &FlatConfig) -> BTreeMap<String, i64> {
+        flat.elements
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                let t = if self.quiescent.contains(&e.name) {
+                    -1
+                } else {
+                    self.home[i] as i64
+                };
+                (e.name.clone(), t)
+            })
+            .collect()
+    }
+
     /// One line per thread: what it runs (for `-t` and the tests).
     pub fn describe(&self, flat: &FlatConfig) -> String {
         let mut s = String::new();
