@@ -7,11 +7,15 @@ Three network namespaces joined by veth pairs:
 
 A generator (`clickos run`, AF_XDP, on CPU 0) sends UDP frames that the
 firewall allows (10.1.0.1 -> 10.2.0.2, destination port 5678: the 9th of
-bench/firewall.click's ten rules) into g0, spread over the two queues of
-the link and eight flows (like a 2-queue NIC with RSS). A forwarder in the
-middle namespace (on CPU 1) carries them from m0 to m1. The sink drops every
-frame with an XDP program on s0 and counts nothing itself: what arrived is
-s0's receive counter, what was offered is g0's transmit counter.
+bench/firewall.click's ten rules) into g0: eight flows on g0's queue 0 (on
+queues 0 and 1 for the AF_XDP -j 2 forwarder, whose copies serve one
+receive queue each). A forwarder in the middle namespace (on CPU 1)
+carries them from m0 to m1. m0's receive work (veth NAPI: XDP, AF_PACKET
+copies, IP forwarding) runs in kernel threads pinned to CPU 1 at real-time
+priority, as a NIC's softirq would preempt the forwarder on its core
+(--napi). The sink drops every frame with a tcx ingress program on s0 and
+counts nothing itself: what arrived is s0's receive counter, what was
+offered is g0's transmit counter (plus what g0 dropped on a full ring).
 
 For each forwarder and frame size it reports, as the median of several
 runs: (a) forwarded Mp/s under full offered load (the generator as fast as
@@ -50,6 +54,7 @@ DST_IP = "10.2.0.2"
 DST_PORT = 5678
 FLOWS = 8
 GEN_BATCH = 16
+SINK_DROP = "tcx"  # --sink
 GEN_BUCKET = 128
 QUEUES = 2
 GEN_CPU = 0
@@ -188,6 +193,10 @@ class Topology:
         sh("ip", "-n", self.s, "addr", "add", f"{DST_IP}/24", "dev", "s0")
         sh("ip", "-n", self.m, "neigh", "replace", DST_IP, "lladdr", MAC["s0"], "dev", "m1", "nud", "permanent")
         sh("ip", "-n", self.g, "neigh", "replace", "10.1.0.254", "lladdr", MAC["m0"], "dev", "g0", "nud", "permanent")
+        for ns in (self.g, self.m, self.s):
+            # no IPv6 router solicitations or neighbour discovery in the way
+            sh("sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", ns=ns, check=False)
+            sh("sysctl", "-qw", "net.ipv6.conf.default.disable_ipv6=1", ns=ns, check=False)
         for k in ("all", "default", "m0", "m1"):
             sh("sysctl", "-qw", f"net.ipv4.conf.{k}.rp_filter=0", ns=self.m, check=False)
         self.forwarding(False)
@@ -198,9 +207,9 @@ class Topology:
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
             )
-        # the sink: an XDP program drops every frame as it arrives
+        # the sink: a BPF program (tcx or XDP) drops every frame as it arrives
         self.sinkdrop = subprocess.Popen(
-            ["ip", "netns", "exec", self.s, sys.executable, os.path.join(HERE, "bpfdrop.py"), "s0", "xdp"],
+            ["ip", "netns", "exec", self.s, sys.executable, os.path.join(HERE, "bpfdrop.py"), "s0", SINK_DROP],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -901,11 +910,19 @@ def main():
         "priority; sender: veth's default, inside the generator's send on its CPU (Linux forwarding then "
         "gets RPS to the forwarder's CPU)",
     )
+    ap.add_argument(
+        "--sink",
+        choices=("tcx", "xdp"),
+        default="tcx",
+        help="how s0 drops what arrives: tcx (default): a tcx ingress program; xdp: an XDP program (on veth "
+        "this makes the forwarder's send copy every frame into a page-pool page first, on its CPU)",
+    )
     ap.add_argument("--nice", type=int, default=-10, help="nice level of the generator and forwarders; default -10")
     ap.add_argument("--keep", action="store_true", help="leave the namespaces and logs (debugging)")
     args = ap.parse_args()
-    global NAPI_MODE, NICE
+    global NAPI_MODE, NICE, SINK_DROP
     NAPI_MODE = args.napi
+    SINK_DROP = args.sink
     NICE = args.nice
     q = args.quick
     args.runs = args.runs or (1 if q else 3)
@@ -1053,6 +1070,7 @@ def main():
         "forwarder_cpu": FWD_CPU,
         "napi": NAPI_MODE,
         "nice": NICE,
+        "sink": SINK_DROP,
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
     }
     with open(args.json, "w") as f:
