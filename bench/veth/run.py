@@ -191,8 +191,7 @@ class Topology:
         sh("ip", "-n", self.m, "addr", "add", "10.1.0.254/24", "dev", "m0")
         sh("ip", "-n", self.m, "addr", "add", "10.2.0.254/24", "dev", "m1")
         sh("ip", "-n", self.s, "addr", "add", f"{DST_IP}/24", "dev", "s0")
-        sh("ip", "-n", self.m, "neigh", "replace", DST_IP, "lladdr", MAC["s0"], "dev", "m1", "nud", "permanent")
-        sh("ip", "-n", self.g, "neigh", "replace", "10.1.0.254", "lladdr", MAC["m0"], "dev", "g0", "nud", "permanent")
+        self.neighbours()
         for ns in (self.g, self.m, self.s):
             # no IPv6 router solicitations or neighbour discovery in the way
             sh("sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", ns=ns, check=False)
@@ -247,6 +246,11 @@ class Topology:
     def forwarding(self, on):
         sh("sysctl", "-qw", f"net.ipv4.ip_forward={1 if on else 0}", ns=self.m)
 
+    def neighbours(self):
+        # static: nothing in the path answers ARP (the sink drops everything)
+        sh("ip", "-n", self.m, "neigh", "replace", DST_IP, "lladdr", MAC["s0"], "dev", "m1", "nud", "permanent")
+        sh("ip", "-n", self.g, "neigh", "replace", "10.1.0.254", "lladdr", MAC["m0"], "dev", "g0", "nud", "permanent")
+
     def reset(self):
         """Puts the middle back as a forwarder found it. The kernel detaches
         BPF links and frees AF_XDP queues a little after their process
@@ -255,8 +259,13 @@ class Topology:
         time.sleep(1.0)
         for dev in ("vbbr", "ovs-netdev"):
             sh("ip", "-n", self.m, "link", "del", dev, check=False)
+        # DPDK's net_af_packet takes its interfaces down when it stops (and
+        # leaves them promiscuous): a link going down flushes even permanent
+        # neighbour entries, so they are put back.
         for dev in ("m0", "m1"):
             sh("ip", "-n", self.m, "link", "set", dev, "promisc", "off", check=False)
+            sh("ip", "-n", self.m, "link", "set", dev, "up", check=False)
+        self.neighbours()
         self.forwarding(False)
 
     def release(self):
@@ -755,6 +764,11 @@ class Bench:
         rate with < 1 % loss."""
         a = self.args
         full = self.point(fwd, size, None)
+        if full["forwarded"] * a.duration < 100:
+            raise RuntimeError(
+                f"forwarded nothing under full load (offered {full['offered'] / 1e6:.3f} Mp/s, "
+                f"m0 received {full['m0_rx'] / 1e6:.3f}, m1 sent {full['m1_tx'] / 1e6:.3f})"
+            )
         status(f"full load: offered {full['offered'] / 1e6:.3f}, forwarded {full['forwarded'] / 1e6:.3f} Mp/s")
         points = [full]
         best = None
