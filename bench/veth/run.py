@@ -725,11 +725,32 @@ class Bench:
         self.args, self.topo = args, topo
         self.gen = Generator(args, topo)
 
+    def start_generator(self, size, rate, queues):
+        """Starts the generator and waits until g0 sends. The kernel frees
+        an AF_XDP socket's queue a little after its process exits, later on
+        a loaded machine than clickos's one-second retry covers: a
+        generator that fails with EBUSY is started again."""
+        for attempt in range(5):
+            sent0 = self.topo.counters()["sent"]
+            self.gen.start(size, rate, queues)
+            t0 = time.monotonic()
+            while time.monotonic() - t0 < 5:
+                if not self.gen.alive():
+                    break
+                if self.topo.counters()["sent"] > sent0:
+                    return
+                time.sleep(0.02)
+            err = self.gen.stop()
+            if "busy" not in err:
+                raise RuntimeError(f"generator did not send: {tail(err)}")
+            time.sleep(0.5)
+        raise RuntimeError(f"generator: g0's AF_XDP queue stayed busy: {tail(err)}")
+
     def point(self, fwd, size, rate):
         """Offers `rate` packets/s (None: full load) for the measuring time;
         returns {offered, forwarded, loss} in packets/s."""
         a = self.args
-        self.gen.start(size, rate, fwd.gen_queues)
+        self.start_generator(size, rate, fwd.gen_queues)
         time.sleep(a.warmup)
         if not self.gen.alive():
             raise RuntimeError(f"generator exited: {tail(self.gen.stop())}")
@@ -839,7 +860,7 @@ def render(results, sizes, meta):
     head = "| forwarder |"
     sep = "|---|"
     for s in sizes:
-        head += f" {s} B (a) full load | {s} B (b) < 1 % loss |"
+        head += f" {s} B (a) full load: forwarded (offered) | {s} B (b) < 1 % loss |"
         sep += "---|---|"
     out += [head, sep]
     for r in results:
@@ -855,7 +876,7 @@ def render(results, sizes, meta):
                 row += f" failed: {why} | |"
                 continue
             ge = "≥ " if x["no_loss_generator_limited"] else ""
-            row += f" {fmt_rate(x['full_forwarded'])} | {ge}{fmt_rate(x['no_loss_rate'])} |"
+            row += f" {fmt_rate(x['full_forwarded'])} ({fmt_rate(x['full_offered'])}) | {ge}{fmt_rate(x['no_loss_rate'])} |"
         out.append(row)
 
     def best_of(groups, s, key):
@@ -898,6 +919,20 @@ def render(results, sizes, meta):
                 f" {ratio(b, get('linux-nft', s, 'no_loss_rate'))} |"
             )
         out.append(row)
+    loads = [
+        float(u["loadavg"])
+        for r in results
+        for x in r.get("sizes", {}).values()
+        for u in x.get("runs", [])
+        if "loadavg" in u
+    ]
+    out.append("")
+    out.append(
+        f"Setting: --napi {meta['napi']}, --sink {meta['sink']}, nice {meta['nice']}, kernel {meta['kernel']}, "
+        f"{meta['cpus']} CPUs"
+        + (f"; 1-minute load average during the runs {min(loads):.1f}–{max(loads):.1f}" if loads else "")
+        + "."
+    )
     return "\n".join(out)
 
 
@@ -1007,7 +1042,17 @@ def main():
                     continue
                 progress(f"[{done}/{total}] {fwd.name}: starting")
                 try:
-                    fwd.start(sizes[0])
+                    for attempt in range(3):
+                        try:
+                            fwd.start(sizes[0])
+                            break
+                        except (Unavailable, RuntimeError) as e:
+                            # an AF_XDP queue the previous forwarder's socket
+                            # held can stay busy for a while on a loaded machine
+                            if "busy" not in str(e).lower() or attempt == 2:
+                                raise
+                            fwd.stop()
+                            time.sleep(2)
                 except (Unavailable, RuntimeError) as e:
                     fwd.stop()
                     if k == 0:
