@@ -881,11 +881,19 @@ def render(results, sizes, meta):
 
     def best_of(groups, s, key):
         vals = [
-            r["sizes"][str(s)][key]
+            (r["sizes"][str(s)][key], r["sizes"][str(s)].get("no_loss_generator_limited", False))
             for r in results
             if r["group"] in groups and not r.get("unavailable") and r["sizes"].get(str(s), {}).get(key) is not None
         ]
-        return max(vals) if vals else None
+        return max(vals) if vals else (None, False)
+
+    def bratio(num, den):
+        """A ratio of (b) figures; a `≥` figure makes the ratio a bound."""
+        (x, xl), (y, yl) = num, den
+        r = ratio(x, y)
+        if r == "–" or xl == yl:
+            return r if not (xl and yl) else f"~{r}"
+        return f"≥ {r}" if xl else f"≤ {r}"
 
     def get(name, s, key):
         for r in results:
@@ -896,7 +904,8 @@ def render(results, sizes, meta):
     out.append("")
     out.append(
         "Ratios of the clickos firewall to the best of DPDK testpmd and Open vSwitch (target ≥ 1.5×) "
-        "and to Linux forwarding + nftables with the same ten rules:"
+        "and to Linux forwarding + nftables with the same ten rules (≥ / ≤: a bound, where a (b) figure "
+        "was the generator's limit; ~: both were):"
     )
     out.append("")
     head = "| clickos firewall |"
@@ -911,12 +920,13 @@ def render(results, sizes, meta):
         row = f"| {r['label'].replace('clickos firewall, ', '')} |"
         for s in sizes:
             a = get(r["name"], s, "full_forwarded")
-            b = get(r["name"], s, "no_loss_rate")
+            b = (get(r["name"], s, "no_loss_rate"), bool(get(r["name"], s, "no_loss_generator_limited")))
+            nft_b = (get("linux-nft", s, "no_loss_rate"), bool(get("linux-nft", s, "no_loss_generator_limited")))
             row += (
-                f" {ratio(a, best_of(('dpdk', 'ovs'), s, 'full_forwarded'))} |"
-                f" {ratio(b, best_of(('dpdk', 'ovs'), s, 'no_loss_rate'))} |"
+                f" {ratio(a, best_of(('dpdk', 'ovs'), s, 'full_forwarded')[0])} |"
+                f" {bratio(b, best_of(('dpdk', 'ovs'), s, 'no_loss_rate'))} |"
                 f" {ratio(a, get('linux-nft', s, 'full_forwarded'))} |"
-                f" {ratio(b, get('linux-nft', s, 'no_loss_rate'))} |"
+                f" {bratio(b, nft_b)} |"
             )
         out.append(row)
     loads = [
