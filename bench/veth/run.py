@@ -1026,7 +1026,13 @@ def main():
         gen_ok = os.access(clickos_bin(args), os.X_OK)
         if not gen_ok:
             sys.exit(f"run.py: the generator needs {clickos_bin(args)} (cargo build --release -p clickos)")
-        topo.create()
+        missing = [t for t in ("ip", "ethtool", "sysctl", "taskset", "chrt", "nice", "stdbuf") if not shutil.which(t)]
+        if missing:
+            sys.exit(f"run.py: {', '.join(missing)} not found (run bench/veth/setup; sbin directories on PATH?)")
+        try:
+            topo.create()
+        except RuntimeError as e:
+            sys.exit(f"run.py: setting up the namespaces: {e}")
         bench = Bench(args, topo)
         total = len(fwds) * len(sizes) * args.runs
         done = 0
