@@ -860,7 +860,7 @@ def render(results, sizes, meta):
     head = "| forwarder |"
     sep = "|---|"
     for s in sizes:
-        head += f" {s} B (a) full load: forwarded (offered) | {s} B (b) < 1 % loss |"
+        head += f" {s} B (a) full load: forwarded (offered) | {s} B (b) < 1 % loss (runs' range) |"
         sep += "---|---|"
     out += [head, sep]
     for r in results:
@@ -876,7 +876,14 @@ def render(results, sizes, meta):
                 row += f" failed: {why} | |"
                 continue
             ge = "≥ " if x["no_loss_generator_limited"] else ""
-            row += f" {fmt_rate(x['full_forwarded'])} ({fmt_rate(x['full_offered'])}) | {ge}{fmt_rate(x['no_loss_rate'])} |"
+            bs = [u["no_loss_rate"] for u in x.get("runs", [])]
+            spread = f" ({min(bs) / 1e6:.2f}–{max(bs) / 1e6:.2f})" if len(bs) > 1 else ""
+            if len(bs) < meta["runs"]:
+                spread += f" [{len(bs)} of {meta['runs']} runs]"
+            row += (
+                f" {fmt_rate(x['full_forwarded'])} ({fmt_rate(x['full_offered'])}) |"
+                f" {ge}{fmt_rate(x['no_loss_rate'])}{spread} |"
+            )
         out.append(row)
 
     def best_of(groups, s, key):
