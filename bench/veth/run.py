@@ -730,7 +730,7 @@ class Bench:
         an AF_XDP socket's queue a little after its process exits, later on
         a loaded machine than clickos's one-second retry covers: a
         generator that fails with EBUSY is started again."""
-        for attempt in range(5):
+        for attempt in range(10):
             sent0 = self.topo.counters()["sent"]
             self.gen.start(size, rate, queues)
             t0 = time.monotonic()
@@ -743,7 +743,7 @@ class Bench:
             err = self.gen.stop()
             if "busy" not in err:
                 raise RuntimeError(f"generator did not send: {tail(err)}")
-            time.sleep(0.5)
+            time.sleep(0.5 + attempt)
         raise RuntimeError(f"generator: g0's AF_XDP queue stayed busy: {tail(err)}")
 
     def point(self, fwd, size, rate):
