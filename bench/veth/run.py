@@ -123,6 +123,21 @@ def sh(*args, check=True, ns=None, input=None, timeout=60):
     return r.stdout
 
 
+_libc = None
+
+
+def die_with_parent():
+    """preexec_fn: the child gets SIGTERM when run.py dies, however it dies
+    (PR_SET_PDEATHSIG survives the exec of `ip netns exec` and of what it
+    runs), so no generator or forwarder outlives the benchmark."""
+    global _libc
+    import ctypes
+
+    if _libc is None:
+        _libc = ctypes.CDLL(None, use_errno=True)
+    _libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
+
+
 # ---------------------------------------------------------------- frames
 
 
@@ -202,6 +217,7 @@ class Topology:
         for ns in (self.g, self.m):
             self.holders[ns] = subprocess.Popen(
                 ["ip", "netns", "exec", ns, "sleep", "infinity"],
+                preexec_fn=die_with_parent,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
@@ -209,6 +225,7 @@ class Topology:
         # the sink: a BPF program (tcx or XDP) drops every frame as it arrives
         self.sinkdrop = subprocess.Popen(
             ["ip", "netns", "exec", self.s, sys.executable, os.path.join(HERE, "bpfdrop.py"), "s0", SINK_DROP],
+            preexec_fn=die_with_parent,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -356,6 +373,7 @@ class Generator:
         conf = generator_config(size, rate, queues)
         self.p = subprocess.Popen(
             ["ip", "netns", "exec", self.topo.g, *nice(), "taskset", "-c", str(GEN_CPU), clickos_bin(self.args), "run", "-e", conf],
+            preexec_fn=die_with_parent,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -395,7 +413,8 @@ class Proc:
         self.errpath = os.path.join(tmp, f"{name}.log")
         self.err = open(self.errpath, "w")
         self.p = subprocess.Popen(
-            ["ip", "netns", "exec", ns, *nice()] + argv, stdin=stdin, stdout=self.err, stderr=subprocess.STDOUT, env=env
+            ["ip", "netns", "exec", ns, *nice()] + argv, stdin=stdin, stdout=self.err, stderr=subprocess.STDOUT, env=env,
+            preexec_fn=die_with_parent,
         )
 
     def alive(self):
@@ -592,6 +611,7 @@ class Testpmd(Forwarder):
             # as clickos's SNIFFER false: the kernel stack ignores m0's frames
             self.tcx = subprocess.Popen(
                 ["ip", "netns", "exec", self.topo.m, sys.executable, os.path.join(HERE, "bpfdrop.py"), "m0", "tcx"],
+                preexec_fn=die_with_parent,
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             )
             if self.tcx.stdout.readline().strip() != "ready":
@@ -1029,6 +1049,7 @@ def main():
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, on_term)
+    bench = None
     try:
         gen_ok = os.access(clickos_bin(args), os.X_OK)
         if not gen_ok:
@@ -1126,6 +1147,8 @@ def main():
         interrupted = True
         log("interrupted")
     finally:
+        if bench is not None:
+            bench.gen.stop()
         for f in fwds:
             try:
                 f.stop()
