@@ -58,6 +58,7 @@ SINK_DROP = "tcx"  # --sink
 GEN_BUCKET = 128
 QUEUES = 2
 GEN_CPU = 0
+FROMDEVICE_EXTRA = ""  # --fromdevice
 NAPI_MODE = "fifo"  # --napi
 NICE = -10  # --nice
 
@@ -481,7 +482,8 @@ def clickos_firewall(method):
     --replicate, copy k serves m0's queue k (AF_XDP) or joins a fanout
     group (AF_PACKET), and sends on m1's queue k."""
     rules = ",\n    ".join(FIREWALL_RULES)
-    return f"""FromDevice(m0, SNIFFER false, METHOD {method}, BURST 32)
+    extra = f", {FROMDEVICE_EXTRA}" if FROMDEVICE_EXTRA else ""
+    return f"""FromDevice(m0, SNIFFER false, METHOD {method}, BURST 32{extra})
   -> CheckIPHeader(OFFSET 14)
   -> IPFilter({rules})
   -> EtherRewrite(SRC {MAC['m1']}, DST {MAC['s0']})
@@ -1005,10 +1007,17 @@ def main():
     )
     ap.add_argument("--nice", type=int, default=-10, help="nice level of the generator and forwarders; default -10")
     ap.add_argument("--keep", action="store_true", help="leave the namespaces and logs (debugging)")
+    ap.add_argument(
+        "--fromdevice",
+        default="",
+        metavar="KEYWORDS",
+        help="extra keywords for the clickos forwarders' FromDevice, e.g. 'BUSY_POLL 0'",
+    )
     args = ap.parse_args()
-    global NAPI_MODE, NICE, SINK_DROP
+    global NAPI_MODE, NICE, SINK_DROP, FROMDEVICE_EXTRA
     NAPI_MODE = args.napi
     SINK_DROP = args.sink
+    FROMDEVICE_EXTRA = args.fromdevice
     NICE = args.nice
     q = args.quick
     args.runs = args.runs or (1 if q else 3)

@@ -101,8 +101,13 @@ impl Bell {
         while self.pending.load(Ordering::Relaxed) == 0 {
             std::hint::spin_loop();
             i = i.wrapping_add(1);
-            if i.is_multiple_of(64) && t0.elapsed() >= SPIN {
-                break;
+            if i.is_multiple_of(64) {
+                if t0.elapsed() >= SPIN {
+                    break;
+                }
+                // if another thread waits for this core (more threads than
+                // free cores), let it run instead of spinning in its way
+                std::thread::yield_now();
             }
         }
         if self.pending.load(Ordering::Relaxed) != 0 {
