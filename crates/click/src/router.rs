@@ -19,6 +19,7 @@ use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec;
 use alloc::vec::Vec;
+use click_lang::NameTable;
 use core::cell::{Cell, RefCell, UnsafeCell};
 use core::cmp::Reverse;
 use core::fmt::Write as _;
@@ -196,6 +197,32 @@ pub struct RouterOptions {
     /// handler reports it (-1: never scheduled); elements not listed run
     /// on thread 0.
     pub home_threads: BTreeMap<String, i64>,
+    /// Names for addresses and ports (AddressInfo, PortInfo) that the
+    /// elements' arguments may use. `None`: collected from the
+    /// configuration being built. A host that builds several routers from
+    /// parts of one configuration passes [`name_table`] of the whole, so
+    /// every part sees every AddressInfo.
+    pub names: Option<NameTable>,
+}
+
+/// The names (Click's NameInfo) that the configuration's AddressInfo and
+/// PortInfo elements define, in configuration order, as Click defines them
+/// before configuring any other element. Arguments those elements cannot
+/// use are skipped here; configuring them reports the errors.
+pub fn name_table(flat: &click_lang::FlatConfig) -> NameTable {
+    let mut t = NameTable::new();
+    for e in &flat.elements {
+        match e.class.as_str() {
+            "AddressInfo" => {
+                t.define_addresses(&e.name, &click_lang::split_args(&e.config));
+            }
+            "PortInfo" => {
+                t.define_ports(&e.name, &click_lang::split_args(&e.config));
+            }
+            _ => {}
+        }
+    }
+    t
 }
 
 /// The other routers a router runs beside when the host spreads one
@@ -233,6 +260,7 @@ impl Default for RouterOptions {
             peers: None,
             depot: None,
             home_threads: BTreeMap::new(),
+            names: None,
         }
     }
 }
@@ -269,6 +297,7 @@ pub struct Core {
     ncopies: usize,
     peers: Option<alloc::rc::Rc<dyn Peers>>,
     home_threads: BTreeMap<String, i64>,
+    name_info: NameTable,
     /// The clock as read once during the current task run (see
     /// [`Ctx::now_coarse`]); `None` outside task runs or before the first read.
     coarse_now: Cell<Option<Timestamp>>,
@@ -420,7 +449,12 @@ impl Router {
         let decl = |i: usize| format!("{} :: {}", flat.elements[i].name, specs[i].name);
         let lm = |i: usize| flat.elements[i].landmark.to_string();
 
-        // 5. configure
+        // 5. configure, with the names of the whole configuration (the
+        // host gives them when this router runs only part of it)
+        let name_info = match &opts.names {
+            Some(t) => t.clone(),
+            None => name_table(flat),
+        };
         let mut elems: Vec<Box<dyn Element>> = Vec::with_capacity(n);
         for i in 0..n {
             let mut e = (specs[i].make)();
@@ -428,6 +462,7 @@ impl Router {
                 name: &flat.elements[i].name,
                 ninputs: nin[i],
                 noutputs: nout[i],
+                names: &name_info,
             };
             if let Err(msg) = e.configure(&flat.elements[i].config, &cx) {
                 push_context_error(&mut errors, &lm(i), "While configuring", &decl(i), &msg);
@@ -490,6 +525,7 @@ impl Router {
             ncopies: opts.ncopies.max(1),
             peers: opts.peers.clone(),
             home_threads: opts.home_threads.clone(),
+            name_info,
             coarse_now: Cell::new(None),
             in_task: Cell::new(false),
         };
@@ -1266,6 +1302,7 @@ impl Core {
                     name: &s.name,
                     ninputs: s.in_push.len(),
                     noutputs: s.out_push.len(),
+                    names: &self.name_info,
                 };
                 let r = self
                     .with_elem(i, |e, _| e.configure(value, &cx))
@@ -1395,6 +1432,16 @@ impl<'a> Ctx<'a> {
     /// `name :: Class`, as Click names elements in messages.
     pub fn declaration(&self) -> String {
         self.core.slots[self.me].declaration()
+    }
+    /// This element's argument context, for handlers that parse addresses
+    /// or ports: AddressInfo and PortInfo names work there as in the
+    /// configuration.
+    pub fn arg_context(&self) -> click_lang::ArgContext<'a> {
+        click_lang::ArgContext::new(&self.core.name_info, &self.core.slots[self.me].name)
+    }
+    /// The configuration's names for addresses and ports.
+    pub fn names(&self) -> &'a NameTable {
+        &self.core.name_info
     }
     #[inline]
     pub fn ninputs(&self) -> usize {

@@ -435,8 +435,8 @@ struct Parsed {
     lim: Limits,
 }
 
-fn parse(config: &str) -> Result<Parsed, String> {
-    let mut a = Args::new(config);
+fn parse(config: &str, cx: click_lang::ArgContext) -> Result<Parsed, String> {
+    let mut a = Args::with_context(config, cx);
     let mut lim = DEFAULT_LIMITS;
     if let Some(v) = a.read::<u32>("CAPACITY")? {
         lim.capacity = v;
@@ -687,8 +687,8 @@ impl ARPQuerier {
 }
 
 impl Element for ARPQuerier {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let p = parse(config)?;
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let p = parse(config, cx.arg_context())?;
         if self.configured && (p.my_ip != self.my_ip || p.my_eth != self.my_eth) {
             self.table.clear();
         }
@@ -751,8 +751,9 @@ impl Element for ARPQuerier {
     }
 
     fn write_handler(&mut self, name: &str, value: &str, cx: &Ctx) -> Option<HandlerResult<()>> {
+        let ac = cx.arg_context();
         let ip_arg = |v: &str, what: &str| {
-            click_lang::args::parse_ipv4(click_lang::args::uncomment(v).trim())
+            ac.ip(click_lang::args::uncomment(v).trim())
                 .map(u32::from)
                 .map_err(|_| format!("'{}' expects IP address", what))
         };
@@ -762,13 +763,11 @@ impl Element for ARPQuerier {
             "insert" => {
                 let w = split_words(value);
                 let parsed = match w.as_slice() {
-                    [ip, eth] => click_lang::args::parse_ipv4(ip)
-                        .map_err(|e| format!("IP: {}", e))
-                        .and_then(|ip| {
-                            click_lang::args::parse_ether(eth)
-                                .map(|e| (u32::from(ip), e))
-                                .map_err(|e| format!("ETH: {}", e))
-                        }),
+                    [ip, eth] => ac.ip(ip).map_err(|e| format!("IP: {}", e)).and_then(|ip| {
+                        ac.ether(eth)
+                            .map(|e| (u32::from(ip), e))
+                            .map_err(|e| format!("ETH: {}", e))
+                    }),
                     [_] | [] => Err("missing mandatory ETH argument".into()),
                     _ => Err("too many arguments".into()),
                 };
@@ -781,11 +780,9 @@ impl Element for ARPQuerier {
             "delete" => {
                 let w = split_words(value);
                 match w.as_slice() {
-                    [ip] => click_lang::args::parse_ipv4(ip)
-                        .map_err(|e| format!("IP: {}", e))
-                        .map(|ip| {
-                            self.table.remove(u32::from(ip));
-                        }),
+                    [ip] => ac.ip(ip).map_err(|e| format!("IP: {}", e)).map(|ip| {
+                        self.table.remove(u32::from(ip));
+                    }),
                     [] => Err("missing mandatory IP argument".into()),
                     _ => Err("too many arguments".into()),
                 }

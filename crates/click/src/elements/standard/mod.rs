@@ -3,6 +3,7 @@
 
 use crate::element::ClassSpec;
 
+pub mod addressinfo;
 pub mod averagecounter;
 pub mod counter;
 pub mod delayshaper;
@@ -11,6 +12,7 @@ pub mod idle;
 pub mod infinitesource;
 pub mod null;
 pub mod paint;
+pub mod portinfo;
 pub mod print;
 pub mod priosched;
 pub mod queue;
@@ -34,6 +36,7 @@ pub mod unqueue;
 pub mod util;
 
 pub static SPECS: &[&ClassSpec] = &[
+    &addressinfo::SPEC,
     &averagecounter::SPEC,
     &counter::SPEC,
     &delayshaper::SPEC,
@@ -47,6 +50,7 @@ pub static SPECS: &[&ClassSpec] = &[
     &paint::PAINTSWITCH_SPEC,
     &paint::CHECKPAINT_SPEC,
     &paint::PAINTTEE_SPEC,
+    &portinfo::SPEC,
     &print::SPEC,
     &priosched::SPEC,
     &queue::SPEC,

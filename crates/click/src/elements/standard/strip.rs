@@ -25,8 +25,8 @@ shorter). The bytes stay in the buffer's headroom, so Unstrip can restore them."
 };
 
 impl Element for Strip {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         let n = a.read_mp::<u32>("LENGTH")?;
         a.complete()?;
         self.n = n as usize;
@@ -83,8 +83,8 @@ fn unstrip(p: &mut Packet, n: usize) {
 }
 
 impl Element for Unstrip {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         let n = a.read_mp::<u32>("LENGTH")?;
         a.complete()?;
         self.n = n as usize;

@@ -179,8 +179,8 @@ output 0, the next out output 1, and so on, wrapping around.",
 };
 
 impl Element for RoundRobinSwitch {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        Args::new(config).complete()
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        cx.args(config).complete()
     }
 
     #[inline]
@@ -221,8 +221,8 @@ short for the range go to output 0.",
 };
 
 impl Element for HashSwitch {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         let offset = a.read_mp::<u32>("OFFSET")?;
         let length = a.read_mp::<u32>("LENGTH")?;
         a.complete()?;
