@@ -9,6 +9,7 @@ use alloc::vec::Vec;
 use click_lang::args::{ArgContext, Args};
 use click_lang::NameTable;
 use core::any::Any;
+use core::cell::RefCell;
 
 /// How a handler may be used.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -94,9 +95,30 @@ pub struct ConfigureCtx<'a> {
     pub noutputs: usize,
     /// Names for addresses and ports, from the whole configuration.
     pub names: &'a NameTable,
+    /// Warnings `configure` gave (see [`ConfigureCtx::warning`]).
+    pub warnings: RefCell<Vec<String>>,
 }
 
 impl<'a> ConfigureCtx<'a> {
+    /// A context for `configure` outside a router (tests, tools).
+    pub fn new(name: &'a str, ninputs: usize, noutputs: usize, names: &'a NameTable) -> Self {
+        ConfigureCtx {
+            name,
+            ninputs,
+            noutputs,
+            names,
+            warnings: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// Reports a warning about the configuration (Click's
+    /// `errh->warning`): the router prints it as Click does, under
+    /// `While configuring 'NAME :: CLASS':`, whether or not configuration
+    /// succeeds.
+    pub fn warning(&self, msg: &str) {
+        self.warnings.borrow_mut().push(String::from(msg));
+    }
+
     /// The argument reader for `config`, in this element's context:
     /// addresses, prefixes, Ethernet addresses and ports may be given by
     /// name (`a.read_mp::<Ipv4Addr>("SRC")` takes `eth0`, `eth0:ip`, ...).

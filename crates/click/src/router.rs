@@ -203,6 +203,9 @@ pub struct RouterOptions {
     /// parts of one configuration passes [`name_table`] of the whole, so
     /// every part sees every AddressInfo.
     pub names: Option<NameTable>,
+    /// Whether configuration warnings are printed (Click's `-w` turns
+    /// them off).
+    pub warnings: bool,
 }
 
 /// The names (Click's NameInfo) that the configuration's AddressInfo and
@@ -261,6 +264,7 @@ impl Default for RouterOptions {
             depot: None,
             home_threads: BTreeMap::new(),
             names: None,
+            warnings: true,
         }
     }
 }
@@ -298,6 +302,7 @@ pub struct Core {
     peers: Option<alloc::rc::Rc<dyn Peers>>,
     home_threads: BTreeMap<String, i64>,
     name_info: NameTable,
+    warnings: bool,
     /// The clock as read once during the current task run (see
     /// [`Ctx::now_coarse`]); `None` outside task runs or before the first read.
     coarse_now: Cell<Option<Timestamp>>,
@@ -458,13 +463,16 @@ impl Router {
         let mut elems: Vec<Box<dyn Element>> = Vec::with_capacity(n);
         for i in 0..n {
             let mut e = (specs[i].make)();
-            let cx = ConfigureCtx {
-                name: &flat.elements[i].name,
-                ninputs: nin[i],
-                noutputs: nout[i],
-                names: &name_info,
-            };
-            if let Err(msg) = e.configure(&flat.elements[i].config, &cx) {
+            let cx = ConfigureCtx::new(&flat.elements[i].name, nin[i], nout[i], &name_info);
+            let r = e.configure(&flat.elements[i].config, &cx);
+            let warnings = cx.warnings.take();
+            if !warnings.is_empty() && opts.warnings {
+                console.error_line(&format!("{}: While configuring '{}':", lm(i), decl(i)));
+                for w in warnings {
+                    console.error_line(&format!("{}:   warning: {}", lm(i), w));
+                }
+            }
+            if let Err(msg) = r {
                 push_context_error(&mut errors, &lm(i), "While configuring", &decl(i), &msg);
             }
             elems.push(e);
@@ -526,6 +534,7 @@ impl Router {
             peers: opts.peers.clone(),
             home_threads: opts.home_threads.clone(),
             name_info,
+            warnings: opts.warnings,
             coarse_now: Cell::new(None),
             in_task: Cell::new(false),
         };
@@ -1298,15 +1307,19 @@ impl Core {
         let s = &self.slots[i];
         match h.as_str() {
             "config" if s.spec.live_reconfigure => {
-                let cx = ConfigureCtx {
-                    name: &s.name,
-                    ninputs: s.in_push.len(),
-                    noutputs: s.out_push.len(),
-                    names: &self.name_info,
-                };
+                let cx =
+                    ConfigureCtx::new(&s.name, s.in_push.len(), s.out_push.len(), &self.name_info);
                 let r = self
                     .with_elem(i, |e, _| e.configure(value, &cx))
                     .ok_or(HandlerError::Busy(path.into()))?;
+                let warnings = cx.warnings.take();
+                if !warnings.is_empty() && self.warnings {
+                    self.console
+                        .error_line(&format!("While configuring '{}':", s.declaration()));
+                    for w in warnings {
+                        self.console.error_line(&format!("  warning: {}", w));
+                    }
+                }
                 r.map_err(HandlerError::Failed)?;
                 *s.config.borrow_mut() = value.to_string();
                 return Ok(());
@@ -1781,6 +1794,15 @@ impl<'a> Ctx<'a> {
     pub fn find_element(&self, name: &str) -> Option<usize> {
         let r = self.resolve(&format!("{}.x", name));
         self.core.names.get(&r[..r.len() - 2]).copied()
+    }
+    /// Runs `f` on element `elem` of this router (an information element
+    /// such as ARPTable whose state another element shares), unless that
+    /// element is running right now (`None`).
+    pub fn with_element<R>(&self, elem: usize, f: impl FnOnce(&mut dyn Element) -> R) -> Option<R> {
+        if elem == self.me || elem >= self.core.slots.len() {
+            return None;
+        }
+        self.core.with_elem(elem, |e, _| f(e))
     }
     /// The name of element `elem`.
     pub fn element_name(&self, elem: usize) -> &'a str {

@@ -204,9 +204,10 @@ impl Element for ARPResponder {
         if !errs.is_empty() {
             return Err(errs.join("\n"));
         }
-        // Click warns about duplicates; a configuration warning has nowhere
-        // to go here, so they are silently resolved (the later one wins).
-        let _ = normalize(&mut v);
+        // the later of two entries for one prefix wins, with Click's warning
+        for (a, m) in normalize(&mut v) {
+            cx.warning(&format!("multiple entries for {}", unparse_with_mask(a, m)));
+        }
         self.entries = v;
         Ok(())
     }
