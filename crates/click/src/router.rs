@@ -97,6 +97,9 @@ pub enum UpstreamSignal {
 struct SignalState {
     active: bool,
     listeners: Vec<usize>,
+    /// Signals activated with this one (Click's dependent notifiers: a
+    /// PullSwitch's notifier follows the queues upstream of it).
+    dependents: Vec<SignalId>,
 }
 
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
@@ -576,7 +579,9 @@ impl Router {
         if c.stopped.get() {
             return RunState::Stopped;
         }
-        c.run_timers();
+        // Click's driver loop runs a round of tasks, then the timers that
+        // are due: at start every task runs once before a timer (a Script's
+        // first step) fires.
         let n = c.run_queue.borrow().len();
         for _ in 0..n {
             let Some(i) = c.run_queue.borrow_mut().pop_front() else {
@@ -596,6 +601,9 @@ impl Router {
             if c.stopped.get() {
                 break;
             }
+        }
+        if !c.stopped.get() {
+            c.run_timers();
         }
         c.state()
     }
@@ -1604,12 +1612,13 @@ impl<'a> Ctx<'a> {
         s.push(SignalState {
             active,
             listeners: Vec::new(),
+            dependents: Vec::new(),
         });
         SignalId((s.len() - 1) as u32)
     }
     /// Sets a signal; activating it wakes the tasks listening to it.
     pub fn set_signal(&self, id: SignalId, active: bool) {
-        let wake: Vec<usize> = {
+        let (wake, deps): (Vec<usize>, Vec<SignalId>) = {
             let mut sigs = self.core.signals.borrow_mut();
             let Some(s) = sigs.get_mut(id.0 as usize) else {
                 return;
@@ -1617,13 +1626,17 @@ impl<'a> Ctx<'a> {
             let was = s.active;
             s.active = active;
             if active && !was {
-                s.listeners.clone()
+                (s.listeners.clone(), s.dependents.clone())
             } else {
-                Vec::new()
+                (Vec::new(), Vec::new())
             }
         };
         for i in wake {
             self.core.schedule(i);
+        }
+        // activation wakes dependents once (an active one stops the chain)
+        for d in deps {
+            self.set_signal(d, true);
         }
     }
     pub fn signal_active(&self, sig: &UpstreamSignal) -> bool {
@@ -1640,6 +1653,25 @@ impl<'a> Ctx<'a> {
     /// element's task to be woken when any of them becomes active.
     pub fn upstream_signal(&self, port: usize) -> UpstreamSignal {
         self.find_upstream_signal(port, true)
+    }
+    /// Like [`Ctx::upstream_signal`], but instead of this element's task,
+    /// signal `dependent` is activated (waking its own listeners) when any
+    /// of the upstream signals becomes active: Click's dependent notifier,
+    /// for pull elements without a task that relay their inputs' signals
+    /// (PullSwitch).
+    pub fn upstream_signal_dependent(&self, port: usize, dependent: SignalId) -> UpstreamSignal {
+        let u = self.find_upstream_signal(port, false);
+        if let UpstreamSignal::Signals(found) = &u {
+            let mut sigs = self.core.signals.borrow_mut();
+            for id in found {
+                if let Some(s) = sigs.get_mut(id.0 as usize) {
+                    if *id != dependent && !s.dependents.contains(&dependent) {
+                        s.dependents.push(dependent);
+                    }
+                }
+            }
+        }
+        u
     }
     /// Like [`Ctx::upstream_signal`], but without registering this element
     /// as a listener: for pull elements without a task (PrioSched) that only

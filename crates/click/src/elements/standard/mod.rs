@@ -24,6 +24,7 @@ pub mod red;
 pub mod rrsched;
 pub mod scheduleinfo;
 pub mod script;
+pub mod settimestamp;
 pub mod shaper;
 pub mod staticthreadsched;
 pub mod strip;
@@ -73,12 +74,15 @@ pub static SPECS: &[&ClassSpec] = &[
     &staticthreadsched::SPEC,
     &strip::SPEC,
     &strip::UNSTRIP_SPEC,
+    &strip::STRIPTONETWORKHEADER_SPEC,
     &scheduleinfo::SPEC,
+    &settimestamp::SPEC,
     &truncate::SPEC,
     &suppressor::SPEC,
     &switch::SPEC,
     &switch::STATICSWITCH_SPEC,
     &switch::PULLSWITCH_SPEC,
+    &switch::SIMPLEPULLSWITCH_SPEC,
     &switch::RRSWITCH_SPEC,
     &switch::HASHSWITCH_SPEC,
     &tee::SPEC,
