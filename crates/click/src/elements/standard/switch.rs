@@ -169,6 +169,11 @@ impl Element for PullSwitch {
 
     fn pull(&mut self, _port: usize, cx: &Ctx) -> Option<Packet> {
         if self.input < 0 {
+            // an input's queue filling woke the notifier: back to sleep, or
+            // the puller would spin on a switch that selects nothing
+            if let Some(n) = self.notifier {
+                cx.set_signal(n, false);
+            }
             return None;
         }
         let i = self.input as usize;
