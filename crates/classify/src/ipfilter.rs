@@ -15,6 +15,7 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use crate::expr::Expr;
+use click_lang::ArgContext;
 
 const UNKNOWN: i32 = -1000;
 const PROTO_ICMP: i32 = 1;
@@ -142,45 +143,6 @@ fn proto_name(w: &str) -> Option<i32> {
     })
 }
 
-/// TCP/UDP port names from Click's IPClassifier documentation (plus
-/// `http`). The same table serves TCP and UDP.
-fn port_name(w: &str) -> Option<u32> {
-    Some(match w {
-        "echo" => 7,
-        "discard" => 9,
-        "daytime" => 13,
-        "chargen" => 19,
-        "ftp-data" => 20,
-        "ftp" => 21,
-        "ssh" => 22,
-        "telnet" => 23,
-        "smtp" => 25,
-        "domain" | "dns" => 53,
-        "bootps" => 67,
-        "bootpc" => 68,
-        "tftp" => 69,
-        "finger" => 79,
-        "www" | "http" => 80,
-        "pop3" => 110,
-        "sunrpc" => 111,
-        "auth" => 113,
-        "nntp" => 119,
-        "ntp" => 123,
-        "netbios-ns" => 137,
-        "netbios-dgm" => 138,
-        "netbios-ssn" => 139,
-        "snmp" => 161,
-        "snmp-trap" => 162,
-        "irc" => 194,
-        "imap3" => 220,
-        "https" => 443,
-        "rip" | "route" => 520,
-        "imaps" => 993,
-        "pop3s" => 995,
-        _ => return None,
-    })
-}
-
 fn tcp_opt_name(w: &str) -> Option<u32> {
     Some(match w {
         "fin" => 0x01,
@@ -293,7 +255,7 @@ fn unparse_word(t: T, proto: i32, word: &str) -> String {
 
 /// Click's `IPFilter::lookup`. `ty` is the primitive's type so far
 /// (`T::None` = unconstrained, in which case type words win).
-fn lookup(word: &str, ty: T, proto: i32) -> Result<Lookup, String> {
+fn lookup(word: &str, ty: T, proto: i32, cx: &ArgContext) -> Result<Lookup, String> {
     if ty == T::None {
         match type_word(word) {
             Some(Word::Syntax) => return Ok(Lookup::NotFound),
@@ -304,8 +266,8 @@ fn lookup(word: &str, ty: T, proto: i32) -> Result<Lookup, String> {
     let icmp_type = T::Field(F_ICMP_TYPE);
     let got: [(Option<u32>, T); 5] = [
         (proto_name(word).map(|p| p as u32), T::Proto),
-        (port_name(word), T::Port),
-        (None, T::Port), // UDP ports share the TCP table
+        (cx.port_name(word, 6).map(u32::from), T::Port),
+        (cx.port_name(word, 17).map(u32::from), T::Port),
         (tcp_opt_name(word), T::TcpOpt),
         (icmp_type_name(word), icmp_type),
     ];
@@ -313,15 +275,14 @@ fn lookup(word: &str, ty: T, proto: i32) -> Result<Lookup, String> {
         return Ok(Lookup::NotFound);
     }
     let any_ty = ty == T::None;
-    let tcpish = proto == UNKNOWN
-        || proto == PROTO_TCP
-        || proto == PROTO_UDP
-        || proto == PROTO_TCP_OR_UDP
-        || proto == PROTO_DCCP;
-    let ok = [
+    // DCCP ports (an extension) use the TCP names
+    let tcpish =
+        proto == UNKNOWN || proto == PROTO_TCP || proto == PROTO_TCP_OR_UDP || proto == PROTO_DCCP;
+    let udpish = proto == UNKNOWN || proto == PROTO_UDP || proto == PROTO_TCP_OR_UDP;
+    let mut ok = [
         got[0].0.is_some() && (any_ty || ty == T::Proto),
         got[1].0.is_some() && (any_ty || ty == T::Port) && tcpish,
-        false,
+        got[2].0.is_some() && (any_ty || ty == T::Port) && udpish,
         got[3].0.is_some()
             && (any_ty || ty == T::TcpOpt)
             && (proto == UNKNOWN || proto == PROTO_TCP || proto == PROTO_TCP_OR_UDP),
@@ -329,6 +290,10 @@ fn lookup(word: &str, ty: T, proto: i32) -> Result<Lookup, String> {
             && (any_ty || ty == icmp_type)
             && (proto == UNKNOWN || proto == PROTO_ICMP),
     ];
+    // one of the TCP and UDP names when they mean the same port
+    if ok[1] && ok[2] && got[1].0 == got[2].0 {
+        ok[2] = false;
+    }
     let n = ok.iter().filter(|x| **x).count();
     if n == 1 {
         let i = ok.iter().position(|x| *x).unwrap_or(0);
@@ -450,27 +415,6 @@ fn parse_ip(w: &str) -> Option<u32> {
         (o, 4) => Some(u32::from_be_bytes(o)),
         _ => None,
     }
-}
-
-/// `ADDR/BITS` or `ADDR/MASK` (ADDR may omit trailing zero octets).
-fn parse_prefix(w: &str) -> Option<(u32, u32)> {
-    let (a, m) = w.split_once('/')?;
-    let (o, _) = parse_octets(a, 4)?;
-    let addr = u32::from_be_bytes(o);
-    let mask = if let Some(m) = parse_ip(m) {
-        m
-    } else {
-        if m.is_empty() || m.len() > 2 || !m.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
-        }
-        let bits: u32 = m.parse().ok()?;
-        match bits {
-            0 => 0,
-            1..=32 => u32::MAX << (32 - bits),
-            _ => return None,
-        }
-    };
-    Some((addr, mask))
 }
 
 // ---------------------------------------------------------------------------
@@ -968,6 +912,7 @@ fn greater(transp: bool, off: u32, mask: u32, u: u32) -> Expr {
 // Parser
 
 struct Parser<'a> {
+    cx: ArgContext<'a>,
     words: Vec<&'a str>,
     pos: usize,
     prev: Prim,
@@ -1110,7 +1055,7 @@ impl<'a> Parser<'a> {
         // qualifiers
         while pos < n {
             let wd = self.words[pos];
-            match lookup(wd, T::None, UNKNOWN) {
+            match lookup(wd, T::None, UNKNOWN, &self.cx) {
                 Ok(Lookup::Type(t)) => {
                     prim.set_type(t)?;
                     if let T::Field(Field { proto: Some(p), .. }) = t {
@@ -1204,7 +1149,7 @@ impl<'a> Parser<'a> {
         if pos < n {
             wd = self.words[pos];
             pos += 1;
-            match lookup(wd, prim.ty, prim.transp)? {
+            match lookup(wd, prim.ty, prim.transp, &self.cx)? {
                 Lookup::Found(t, v) => {
                     prim.data = t;
                     prim.u = v;
@@ -1213,27 +1158,33 @@ impl<'a> Parser<'a> {
                     if let Some(v) = parse_int(wd) {
                         prim.data = T::Int;
                         prim.u = v as u32;
-                    } else if let Some(a) = parse_ip(wd) {
-                        prim.u = a;
+                    } else if let Ok(a) = self.cx.ip(wd) {
+                        prim.u = u32::from(a);
                         let mask = if pos + 1 < n && self.words[pos] == "mask" {
-                            parse_ip(self.words[pos + 1])
+                            self.cx.ip(self.words[pos + 1]).ok()
                         } else {
                             None
                         };
                         if let Some(m) = mask {
                             pos += 2;
                             prim.data = T::Net;
-                            prim.mask = m;
+                            prim.mask = u32::from(m);
                         } else if prim.ty == T::Net {
+                            // `net NAME`: the name's prefix (a literal
+                            // address means itself, /32)
                             prim.data = T::Net;
                             prim.mask = u32::MAX;
+                            if let Ok((a, m)) = self.cx.prefix(wd, false) {
+                                prim.u = u32::from(a);
+                                prim.mask = u32::from(m);
+                            }
                         } else {
                             prim.data = T::Host;
                         }
-                    } else if let Some((a, m)) = parse_prefix(wd) {
+                    } else if let Ok((a, m)) = self.cx.prefix(wd, false) {
                         prim.data = T::Net;
-                        prim.u = a;
-                        prim.mask = m;
+                        prim.u = u32::from(a);
+                        prim.mask = u32::from(m);
                     } else {
                         if prim.op != Op::Eq || prim.neg {
                             return Err(format!("dangling operator near '{wd}'"));
@@ -1301,7 +1252,12 @@ impl<'a> Parser<'a> {
     }
 }
 
-fn parse_words(words: Vec<&str>, start: usize, warnings: &mut Vec<String>) -> Result<Expr, String> {
+fn parse_words(
+    words: Vec<&str>,
+    start: usize,
+    warnings: &mut Vec<String>,
+    cx: &ArgContext,
+) -> Result<Expr, String> {
     let n = words.len();
     if n == start || (n == start + 1 && matches!(words[start], "-" | "any" | "all")) {
         return Ok(Expr::Const(true));
@@ -1311,6 +1267,7 @@ fn parse_words(words: Vec<&str>, start: usize, warnings: &mut Vec<String>) -> Re
         return Ok(Expr::Const(false));
     }
     let mut p = Parser {
+        cx: *cx,
         words,
         pos: start,
         prev: Prim::default(),
@@ -1376,10 +1333,11 @@ pub(crate) fn parse_pattern(
     i: usize,
     pat: &str,
     warnings: &mut Vec<String>,
+    cx: &ArgContext,
 ) -> Result<Expr, String> {
     let from = warnings.len();
     let pat = unquote(pat);
-    let r = prefixed(i, parse_words(tokenize(&pat), 0, warnings));
+    let r = prefixed(i, parse_words(tokenize(&pat), 0, warnings, cx));
     prefix_warnings(i, from, warnings);
     r
 }
@@ -1390,6 +1348,7 @@ pub(crate) fn parse_rule(
     rule: &str,
     noutputs: usize,
     warnings: &mut Vec<String>,
+    cx: &ArgContext,
 ) -> Result<(Option<usize>, Expr), String> {
     let rule = unquote(rule);
     let words = tokenize(&rule);
@@ -1420,7 +1379,7 @@ pub(crate) fn parse_rule(
             None => return prefixed(i, Err(format!("unknown slot ID '{w}'"))),
         },
     };
-    let e = prefixed(i, parse_words(words, 1, warnings))?;
+    let e = prefixed(i, parse_words(words, 1, warnings, cx))?;
     prefix_warnings(i, from, warnings);
     Ok((slot, e))
 }

@@ -60,6 +60,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt::Write;
 
+use click_lang::ArgContext;
 use compile::{decode, Node, Target, DROP};
 use expr::{transport_base, Expr};
 
@@ -129,10 +130,16 @@ impl Program {
 
     /// IPClassifier patterns (one per output).
     pub fn compile_ip_classifier(patterns: &[&str]) -> Result<Program, String> {
+        Program::compile_ip_classifier_in(patterns, &ArgContext::none())
+    }
+
+    /// IPClassifier patterns, where addresses, prefixes and ports may be
+    /// AddressInfo and PortInfo names as seen in `cx`.
+    pub fn compile_ip_classifier_in(patterns: &[&str], cx: &ArgContext) -> Result<Program, String> {
         let mut rules = Vec::with_capacity(patterns.len());
         let mut warnings = Vec::new();
         for (i, p) in patterns.iter().enumerate() {
-            let e = ipfilter::parse_pattern(i, p, &mut warnings)?;
+            let e = ipfilter::parse_pattern(i, p, &mut warnings, cx)?;
             rules.push((e, compile::output(i)));
         }
         Ok(Program::build(rules, patterns.len(), Kind::Ip, warnings))
@@ -141,10 +148,20 @@ impl Program {
     /// IPFilter rules "ACTION PATTERN"; `noutputs` bounds numeric actions
     /// (error if out of range).
     pub fn compile_ip_filter(rules: &[&str], noutputs: usize) -> Result<Program, String> {
+        Program::compile_ip_filter_in(rules, noutputs, &ArgContext::none())
+    }
+
+    /// IPFilter rules, where addresses, prefixes and ports may be
+    /// AddressInfo and PortInfo names as seen in `cx`.
+    pub fn compile_ip_filter_in(
+        rules: &[&str],
+        noutputs: usize,
+        cx: &ArgContext,
+    ) -> Result<Program, String> {
         let mut out = Vec::with_capacity(rules.len());
         let mut warnings = Vec::new();
         for (i, r) in rules.iter().enumerate() {
-            let (slot, e) = ipfilter::parse_rule(i, r, noutputs, &mut warnings)?;
+            let (slot, e) = ipfilter::parse_rule(i, r, noutputs, &mut warnings, cx)?;
             let t = match slot {
                 Some(s) => compile::output(s),
                 None => DROP,

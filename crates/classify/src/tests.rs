@@ -511,7 +511,7 @@ fn ipfilter_errors() {
 fn pattern_errors() {
     assert_eq!(
         err("echo"),
-        "pattern 0: 'echo' is ambiguous; try 'port echo', 'icmp type echo'"
+        "pattern 0: 'echo' is ambiguous; try 'port echo', 'port echo', 'icmp type echo'"
     );
     assert_eq!(err("tcp and"), "pattern 0: missing expression");
     assert_eq!(err("(tcp"), "pattern 0: missing ')'");

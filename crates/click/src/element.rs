@@ -6,7 +6,10 @@ use crate::router::Ctx;
 use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
+use click_lang::args::{ArgContext, Args};
+use click_lang::NameTable;
 use core::any::Any;
+use core::cell::RefCell;
 
 /// How a handler may be used.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -84,11 +87,50 @@ pub struct ClassSpec {
     pub make: fn() -> Box<dyn Element>,
 }
 
-/// What `configure` can learn about an element's place in the graph.
+/// What `configure` can learn about an element's place in the graph, and
+/// the names (AddressInfo, PortInfo) its arguments may use.
 pub struct ConfigureCtx<'a> {
     pub name: &'a str,
     pub ninputs: usize,
     pub noutputs: usize,
+    /// Names for addresses and ports, from the whole configuration.
+    pub names: &'a NameTable,
+    /// Warnings `configure` gave (see [`ConfigureCtx::warning`]).
+    pub warnings: RefCell<Vec<String>>,
+}
+
+impl<'a> ConfigureCtx<'a> {
+    /// A context for `configure` outside a router (tests, tools).
+    pub fn new(name: &'a str, ninputs: usize, noutputs: usize, names: &'a NameTable) -> Self {
+        ConfigureCtx {
+            name,
+            ninputs,
+            noutputs,
+            names,
+            warnings: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// Reports a warning about the configuration (Click's
+    /// `errh->warning`): the router prints it as Click does, under
+    /// `While configuring 'NAME :: CLASS':`, whether or not configuration
+    /// succeeds.
+    pub fn warning(&self, msg: &str) {
+        self.warnings.borrow_mut().push(String::from(msg));
+    }
+
+    /// The argument reader for `config`, in this element's context:
+    /// addresses, prefixes, Ethernet addresses and ports may be given by
+    /// name (`a.read_mp::<Ipv4Addr>("SRC")` takes `eth0`, `eth0:ip`, ...).
+    pub fn args(&self, config: &str) -> Args<'a> {
+        Args::with_context(config, self.arg_context())
+    }
+
+    /// This element's argument context, for parsing words by hand
+    /// (`cx.arg_context().ip(word)`).
+    pub fn arg_context(&self) -> ArgContext<'a> {
+        ArgContext::new(self.names, self.name)
+    }
 }
 
 /// A batch of packets travelling through the graph together.

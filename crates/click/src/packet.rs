@@ -41,6 +41,9 @@ pub const VLAN_TCI_ANNO_OFFSET: usize = 22;
 pub const AGGREGATE_ANNO_OFFSET: usize = 12;
 /// Offset of the extra-length annotation (4 bytes).
 pub const EXTRA_LENGTH_ANNO_OFFSET: usize = 36;
+/// Offset of the first-timestamp annotation (8 bytes: nanoseconds,
+/// little-endian), Click's `FIRST_TIMESTAMP_ANNO`.
+pub const FIRST_TIMESTAMP_ANNO_OFFSET: usize = 40;
 
 /// Click's packet types (`Packet::PacketType`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
@@ -114,6 +117,15 @@ impl Anno {
     #[inline]
     pub fn set_dst_ip(&mut self, a: Ipv4Addr) {
         self.bytes[DST_IP_ANNO_OFFSET..DST_IP_ANNO_OFFSET + 4].copy_from_slice(&a.octets());
+    }
+    /// Click's first-timestamp annotation (SetTimestamp with FIRST).
+    pub fn first_timestamp(&self) -> Timestamp {
+        Timestamp::from_nsec(i64::from_le_bytes(
+            self.get::<8>(FIRST_TIMESTAMP_ANNO_OFFSET),
+        ))
+    }
+    pub fn set_first_timestamp(&mut self, t: Timestamp) {
+        self.set(FIRST_TIMESTAMP_ANNO_OFFSET, &t.nsec().to_le_bytes());
     }
     #[inline]
     pub fn paint(&self) -> u8 {

@@ -19,6 +19,7 @@ use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec;
 use alloc::vec::Vec;
+use click_lang::NameTable;
 use core::cell::{Cell, RefCell, UnsafeCell};
 use core::cmp::Reverse;
 use core::fmt::Write as _;
@@ -96,6 +97,9 @@ pub enum UpstreamSignal {
 struct SignalState {
     active: bool,
     listeners: Vec<usize>,
+    /// Signals activated with this one (Click's dependent notifiers: a
+    /// PullSwitch's notifier follows the queues upstream of it).
+    dependents: Vec<SignalId>,
 }
 
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
@@ -196,6 +200,35 @@ pub struct RouterOptions {
     /// handler reports it (-1: never scheduled); elements not listed run
     /// on thread 0.
     pub home_threads: BTreeMap<String, i64>,
+    /// Names for addresses and ports (AddressInfo, PortInfo) that the
+    /// elements' arguments may use. `None`: collected from the
+    /// configuration being built. A host that builds several routers from
+    /// parts of one configuration passes [`name_table`] of the whole, so
+    /// every part sees every AddressInfo.
+    pub names: Option<NameTable>,
+    /// Whether configuration warnings are printed (Click's `-w` turns
+    /// them off).
+    pub warnings: bool,
+}
+
+/// The names (Click's NameInfo) that the configuration's AddressInfo and
+/// PortInfo elements define, in configuration order, as Click defines them
+/// before configuring any other element. Arguments those elements cannot
+/// use are skipped here; configuring them reports the errors.
+pub fn name_table(flat: &click_lang::FlatConfig) -> NameTable {
+    let mut t = NameTable::new();
+    for e in &flat.elements {
+        match e.class.as_str() {
+            "AddressInfo" => {
+                t.define_addresses(&e.name, &click_lang::split_args(&e.config));
+            }
+            "PortInfo" => {
+                t.define_ports(&e.name, &click_lang::split_args(&e.config));
+            }
+            _ => {}
+        }
+    }
+    t
 }
 
 /// The other routers a router runs beside when the host spreads one
@@ -233,6 +266,8 @@ impl Default for RouterOptions {
             peers: None,
             depot: None,
             home_threads: BTreeMap::new(),
+            names: None,
+            warnings: true,
         }
     }
 }
@@ -269,6 +304,8 @@ pub struct Core {
     ncopies: usize,
     peers: Option<alloc::rc::Rc<dyn Peers>>,
     home_threads: BTreeMap<String, i64>,
+    name_info: NameTable,
+    warnings: bool,
     /// The clock as read once during the current task run (see
     /// [`Ctx::now_coarse`]); `None` outside task runs or before the first read.
     coarse_now: Cell<Option<Timestamp>>,
@@ -420,16 +457,25 @@ impl Router {
         let decl = |i: usize| format!("{} :: {}", flat.elements[i].name, specs[i].name);
         let lm = |i: usize| flat.elements[i].landmark.to_string();
 
-        // 5. configure
+        // 5. configure, with the names of the whole configuration (the
+        // host gives them when this router runs only part of it)
+        let name_info = match &opts.names {
+            Some(t) => t.clone(),
+            None => name_table(flat),
+        };
         let mut elems: Vec<Box<dyn Element>> = Vec::with_capacity(n);
         for i in 0..n {
             let mut e = (specs[i].make)();
-            let cx = ConfigureCtx {
-                name: &flat.elements[i].name,
-                ninputs: nin[i],
-                noutputs: nout[i],
-            };
-            if let Err(msg) = e.configure(&flat.elements[i].config, &cx) {
+            let cx = ConfigureCtx::new(&flat.elements[i].name, nin[i], nout[i], &name_info);
+            let r = e.configure(&flat.elements[i].config, &cx);
+            let warnings = cx.warnings.take();
+            if !warnings.is_empty() && opts.warnings {
+                console.error_line(&format!("{}: While configuring '{}':", lm(i), decl(i)));
+                for w in warnings {
+                    console.error_line(&format!("{}:   warning: {}", lm(i), w));
+                }
+            }
+            if let Err(msg) = r {
                 push_context_error(&mut errors, &lm(i), "While configuring", &decl(i), &msg);
             }
             elems.push(e);
@@ -490,6 +536,8 @@ impl Router {
             ncopies: opts.ncopies.max(1),
             peers: opts.peers.clone(),
             home_threads: opts.home_threads.clone(),
+            name_info,
+            warnings: opts.warnings,
             coarse_now: Cell::new(None),
             in_task: Cell::new(false),
         };
@@ -531,7 +579,9 @@ impl Router {
         if c.stopped.get() {
             return RunState::Stopped;
         }
-        c.run_timers();
+        // Click's driver loop runs a round of tasks, then the timers that
+        // are due: at start every task runs once before a timer (a Script's
+        // first step) fires.
         let n = c.run_queue.borrow().len();
         for _ in 0..n {
             let Some(i) = c.run_queue.borrow_mut().pop_front() else {
@@ -551,6 +601,9 @@ impl Router {
             if c.stopped.get() {
                 break;
             }
+        }
+        if !c.stopped.get() {
+            c.run_timers();
         }
         c.state()
     }
@@ -1262,14 +1315,19 @@ impl Core {
         let s = &self.slots[i];
         match h.as_str() {
             "config" if s.spec.live_reconfigure => {
-                let cx = ConfigureCtx {
-                    name: &s.name,
-                    ninputs: s.in_push.len(),
-                    noutputs: s.out_push.len(),
-                };
+                let cx =
+                    ConfigureCtx::new(&s.name, s.in_push.len(), s.out_push.len(), &self.name_info);
                 let r = self
                     .with_elem(i, |e, _| e.configure(value, &cx))
                     .ok_or(HandlerError::Busy(path.into()))?;
+                let warnings = cx.warnings.take();
+                if !warnings.is_empty() && self.warnings {
+                    self.console
+                        .error_line(&format!("While configuring '{}':", s.declaration()));
+                    for w in warnings {
+                        self.console.error_line(&format!("  warning: {}", w));
+                    }
+                }
                 r.map_err(HandlerError::Failed)?;
                 *s.config.borrow_mut() = value.to_string();
                 return Ok(());
@@ -1395,6 +1453,16 @@ impl<'a> Ctx<'a> {
     /// `name :: Class`, as Click names elements in messages.
     pub fn declaration(&self) -> String {
         self.core.slots[self.me].declaration()
+    }
+    /// This element's argument context, for handlers that parse addresses
+    /// or ports: AddressInfo and PortInfo names work there as in the
+    /// configuration.
+    pub fn arg_context(&self) -> click_lang::ArgContext<'a> {
+        click_lang::ArgContext::new(&self.core.name_info, &self.core.slots[self.me].name)
+    }
+    /// The configuration's names for addresses and ports.
+    pub fn names(&self) -> &'a NameTable {
+        &self.core.name_info
     }
     #[inline]
     pub fn ninputs(&self) -> usize {
@@ -1544,12 +1612,13 @@ impl<'a> Ctx<'a> {
         s.push(SignalState {
             active,
             listeners: Vec::new(),
+            dependents: Vec::new(),
         });
         SignalId((s.len() - 1) as u32)
     }
     /// Sets a signal; activating it wakes the tasks listening to it.
     pub fn set_signal(&self, id: SignalId, active: bool) {
-        let wake: Vec<usize> = {
+        let (wake, deps): (Vec<usize>, Vec<SignalId>) = {
             let mut sigs = self.core.signals.borrow_mut();
             let Some(s) = sigs.get_mut(id.0 as usize) else {
                 return;
@@ -1557,13 +1626,17 @@ impl<'a> Ctx<'a> {
             let was = s.active;
             s.active = active;
             if active && !was {
-                s.listeners.clone()
+                (s.listeners.clone(), s.dependents.clone())
             } else {
-                Vec::new()
+                (Vec::new(), Vec::new())
             }
         };
         for i in wake {
             self.core.schedule(i);
+        }
+        // activation wakes dependents once (an active one stops the chain)
+        for d in deps {
+            self.set_signal(d, true);
         }
     }
     pub fn signal_active(&self, sig: &UpstreamSignal) -> bool {
@@ -1580,6 +1653,25 @@ impl<'a> Ctx<'a> {
     /// element's task to be woken when any of them becomes active.
     pub fn upstream_signal(&self, port: usize) -> UpstreamSignal {
         self.find_upstream_signal(port, true)
+    }
+    /// Like [`Ctx::upstream_signal`], but instead of this element's task,
+    /// signal `dependent` is activated (waking its own listeners) when any
+    /// of the upstream signals becomes active: Click's dependent notifier,
+    /// for pull elements without a task that relay their inputs' signals
+    /// (PullSwitch).
+    pub fn upstream_signal_dependent(&self, port: usize, dependent: SignalId) -> UpstreamSignal {
+        let u = self.find_upstream_signal(port, false);
+        if let UpstreamSignal::Signals(found) = &u {
+            let mut sigs = self.core.signals.borrow_mut();
+            for id in found {
+                if let Some(s) = sigs.get_mut(id.0 as usize) {
+                    if *id != dependent && !s.dependents.contains(&dependent) {
+                        s.dependents.push(dependent);
+                    }
+                }
+            }
+        }
+        u
     }
     /// Like [`Ctx::upstream_signal`], but without registering this element
     /// as a listener: for pull elements without a task (PrioSched) that only
@@ -1734,6 +1826,15 @@ impl<'a> Ctx<'a> {
     pub fn find_element(&self, name: &str) -> Option<usize> {
         let r = self.resolve(&format!("{}.x", name));
         self.core.names.get(&r[..r.len() - 2]).copied()
+    }
+    /// Runs `f` on element `elem` of this router (an information element
+    /// such as ARPTable whose state another element shares), unless that
+    /// element is running right now (`None`).
+    pub fn with_element<R>(&self, elem: usize, f: impl FnOnce(&mut dyn Element) -> R) -> Option<R> {
+        if elem == self.me || elem >= self.core.slots.len() {
+            return None;
+        }
+        self.core.with_elem(elem, |e, _| f(e))
     }
     /// The name of element `elem`.
     pub fn element_name(&self, elem: usize) -> &'a str {

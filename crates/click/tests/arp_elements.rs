@@ -405,16 +405,18 @@ fn arpquerier_expiry_and_capacity() {
     // An unsolicited reply is recorded too.
     assert_eq!(r.read("q.count"), "2");
     let t0 = r.clock.now();
-    // Running to idle moves the virtual clock to the expiry timer: both
-    // entries expire 30 s after they were made, the waiting packets with
-    // them, and nothing stays scheduled.
+    // Running to idle moves the virtual clock to the expiry timer, which
+    // runs as Click's: 30 s after the start (the entries, made then, are
+    // not yet past TIMEOUT), then every 31 s: at 61 s both entries are
+    // removed with the waiting packets, and nothing stays scheduled.
     let st = r.run();
     assert_eq!(st, click::prelude::RunState::Idle(None));
-    assert!(r.clock.now() > t0.add_nsec(30_000_000_000));
-    assert!(r.clock.now() <= t0.add_nsec(30_001_000_000));
+    assert_eq!(r.clock.now(), t0.add_nsec(61_000_000_000));
     assert_eq!(r.read("q.count"), "0");
     assert_eq!(r.read("q.length"), "0");
-    assert_eq!(r.read("q.drops"), "2");
+    // the table's drops are in `stats`; `drops` counts the querier's own
+    assert_eq!(r.read("q.drops"), "0");
+    assert_eq!(r.read("q.stats"), "2 packets killed\n1 ARP queries sent\n");
     assert!(collected_data("out").is_empty());
 
     // Known entries stop being used once expired even before the timer.
@@ -444,14 +446,16 @@ fn arpquerier_expiry_and_capacity() {
     let pk: Vec<Vec<u8>> = (0..5).map(|i| udp_to([10, 0, 0, 10 + i], i)).collect();
     r.inject("ip", 0, &pk);
     assert_eq!(r.read("q.length"), "2");
-    assert_eq!(r.read("q.drops"), "3");
+    assert!(r.read("q.stats").starts_with("3 packets killed\n"));
     assert_eq!(r.read("q.count"), "5");
     for i in 0..5u8 {
-        r.write(
-            "q.insert",
-            &format!("10.0.0.{} 52:54:00:00:00:{:02x}", 10 + i, 10 + i),
-        )
-        .unwrap();
+        let mut b = B;
+        b[5] = 10 + i;
+        r.inject(
+            "resp",
+            0,
+            &[arp_reply(b, [10, 0, 0, 10 + i], ME, [10, 0, 0, 1])],
+        );
     }
     let mut b = B;
     let want: Vec<Vec<u8>> = [3u8, 4]
@@ -480,7 +484,7 @@ fn arpquerier_expiry_and_capacity() {
         ],
     );
     assert_eq!(r.read("q.length"), "2");
-    assert_eq!(r.read("q.drops"), "1");
+    assert!(r.read("q.stats").starts_with("1 packets killed\n"));
     r.inject(
         "ip",
         0,
@@ -488,7 +492,7 @@ fn arpquerier_expiry_and_capacity() {
     );
     assert_eq!(r.read("q.count"), "2");
     assert_eq!(r.read("q.length"), "2");
-    assert_eq!(r.read("q.drops"), "3");
+    assert!(r.read("q.stats").starts_with("3 packets killed\n"));
     assert!(!r.read("q.table").contains("10.0.0.5 "));
 
     let e = try_router("Idle -> [0]q :: ARPQuerier(10.0.0.1, 1:2:3:4:5:6, CAPACITY_SLIM_FACTOR 0) -> Discard; Idle -> [1]q;")
@@ -500,7 +504,8 @@ fn arpquerier_expiry_and_capacity() {
         .err()
         .unwrap()
         .join("\n");
-    assert!(e.contains("missing mandatory ETH argument"), "{}", e);
+    // one argument gives both IP and ETH, as in Click
+    assert!(e.contains("ETH: expected Ethernet address"), "{}", e);
 }
 
 #[test]
@@ -535,17 +540,25 @@ fn arpquerier_responses_and_handlers() {
     assert!(collected_data("out").is_empty());
     assert_eq!(r.read("q.length"), "1");
 
-    // insert releases the waiting packet.
+    // insert records the address, as Click's: the packet already waiting
+    // stays queued (an ARP reply releases it); new packets go straight out.
     r.write("q.insert", "10.0.0.2 52:54:00:00:00:02").unwrap();
-    assert_eq!(collected_data("out"), vec![framed(B, &p)]);
+    assert!(collected_data("out").is_empty());
+    assert_eq!(r.read("q.length"), "1");
+    let p2 = udp_to([10, 0, 0, 2], 9);
+    r.inject("ip", 0, std::slice::from_ref(&p2));
+    assert_eq!(collected_data("out"), vec![framed(B, &p2)]);
+    r.inject("resp", 0, &[arp_reply(B, [10, 0, 0, 2], ME, [10, 0, 0, 1])]);
+    assert_eq!(collected_data("out"), vec![framed(B, &p2), framed(B, &p)]);
     assert!(r.write("q.insert", "10.0.0.2").is_err());
     assert!(r.write("q.insert", "10.0.0.2 zz").is_err());
-    // delete removes the entry (and any waiting packets).
+    // delete marks the entry unresolved, as Click's does.
     r.inject("ip", 0, &[udp_to([10, 0, 0, 9], 2)]);
     assert_eq!(r.read("q.count"), "2");
-    r.write("q.delete", "10.0.0.9").unwrap();
-    assert_eq!(r.read("q.count"), "1");
-    assert_eq!(r.read("q.drops"), "1");
+    r.write("q.delete", "10.0.0.2").unwrap();
+    assert_eq!(r.read("q.count"), "2");
+    assert!(r.read("q.table").contains("10.0.0.2 0 FF-FF-FF-FF-FF-FF"));
+    assert_eq!(r.read("q.drops"), "0");
     // ipaddr and broadcast are writable; 0.0.0.0 turns the querier off.
     r.write("q.broadcast", "10.0.0.127").unwrap();
     assert_eq!(r.read("q.broadcast"), "10.0.0.127");
@@ -554,7 +567,7 @@ fn arpquerier_responses_and_handlers() {
     clear_collected();
     r.inject("ip", 0, std::slice::from_ref(&p));
     assert!(collected_data("out").is_empty());
-    assert_eq!(r.read("q.drops"), "2");
+    assert_eq!(r.read("q.drops"), "1");
     r.write("q.ipaddr", "10.0.0.99").unwrap();
     r.inject("ip", 0, &[udp_to([10, 0, 0, 77], 3)]);
     // The query carries the new sender address.
@@ -567,11 +580,12 @@ fn arpquerier_responses_and_handlers() {
             &arp(1, ME, [10, 0, 0, 99], [0; 6], [10, 0, 0, 77])
         )]
     );
-    // clear empties the table and the counters.
+    // clear empties the table and zeroes the querier's counters; the
+    // packets it kills count as the table's drops (as in Click).
     r.write("q.clear", "").unwrap();
     assert_eq!(r.read("q.count"), "0");
     assert_eq!(r.read("q.length"), "0");
-    assert_eq!(r.read("q.stats"), "0 packets killed\n0 ARP queries sent\n");
+    assert_eq!(r.read("q.stats"), "2 packets killed\n0 ARP queries sent\n");
     assert_eq!(r.read("q.responses"), "0");
 
     // Live reconfiguration with a new address clears the table.
@@ -688,11 +702,13 @@ fn arpquerier_batches_match_single() {
             ]
         );
         // Running to idle moved the clock past TIMEOUT: the four held
-        // packets expired with their entries (plus the one for 0.0.0.0).
+        // packets expired with their entries (plus the one for 0.0.0.0,
+        // the querier's own drop).
         assert_eq!(r.read("q.queries"), "3");
         assert_eq!(r.read("q.length"), "0");
         assert_eq!(r.read("q.count"), "0");
-        assert_eq!(r.read("q.drops"), "5");
+        assert_eq!(r.read("q.drops"), "1");
+        assert_eq!(r.read("q.stats"), "5 packets killed\n3 ARP queries sent\n");
     }
 }
 
@@ -820,4 +836,101 @@ fn arpquerier_queries_print_through_arpprint() {
         "{}",
         r.stderr()
     );
+}
+
+// ---- ARPTable ----------------------------------------------------------------
+
+/// Two ARPQueriers sharing one ARPTable (Click's TABLE keyword): what one
+/// learns, the other uses; the table's handlers see both.
+#[test]
+fn arptable_shared_between_queriers() {
+    clear_collected();
+    let r = router(
+        "t :: ARPTable(TIMEOUT 30);
+         Idle -> ip0 :: CheckIPHeader -> [0]q0 :: ARPQuerier(10.0.0.1/24, 00:00:C0:AE:67:EF, TABLE t);
+         Idle -> resp0 :: Null -> [1]q0; q0[0] -> out0 :: Collect; q0[1] -> qs0 :: Collect;
+         Idle -> ip1 :: CheckIPHeader -> [0]q1 :: ARPQuerier(TABLE t, 10.0.0.3, 00:00:C0:AE:67:F0);
+         Idle -> [1]q1; q1[0] -> out1 :: Collect; q1[1] -> qs1 :: Collect;",
+    );
+    let p = udp_to([10, 0, 0, 2], 1);
+    // q0 queries and holds the packet in the shared table
+    r.inject("ip0", 0, std::slice::from_ref(&p));
+    assert_eq!(collected_data("qs0"), vec![query([10, 0, 0, 2])]);
+    assert_eq!(r.read("t.count"), "1");
+    assert_eq!(r.read("t.length"), "1");
+    assert_eq!(r.read("q1.length"), "1");
+    // the reply to q0 releases it; q1 then knows the address too
+    r.inject(
+        "resp0",
+        0,
+        &[arp_reply(B, [10, 0, 0, 2], ME, [10, 0, 0, 1])],
+    );
+    assert_eq!(collected_data("out0"), vec![framed(B, &p)]);
+    r.inject("ip1", 0, std::slice::from_ref(&p));
+    assert!(collected_data("qs1").is_empty());
+    let mut from_q1 = framed(B, &p);
+    from_q1[6..12].copy_from_slice(&ME2);
+    assert_eq!(collected_data("out1"), vec![from_q1]);
+    // entries inserted into the table serve both queriers
+    r.write("t.insert", "10.0.0.9 52:54:00:00:00:09").unwrap();
+    assert_eq!(
+        r.read("t.table"),
+        "10.0.0.2 1 52-54-00-00-00-02 0.000000\n10.0.0.9 1 52-54-00-00-00-09 0.000000\n"
+    );
+    assert_eq!(r.read("q0.table"), r.read("t.table"));
+    r.write("q1.delete", "10.0.0.9").unwrap();
+    assert!(r.read("t.table").contains("10.0.0.9 0 FF-FF-FF-FF-FF-FF"));
+    // the table's timer expires entries (30 s, then every 31 s)
+    let t0 = r.clock.now();
+    r.run();
+    assert_eq!(r.clock.now(), t0.add_nsec(61_000_000_000));
+    assert_eq!(r.read("t.count"), "0");
+    r.write("t.clear", "").unwrap();
+}
+
+#[test]
+fn arptable_errors_and_config() {
+    let e = try_router(
+        "t :: Idle; Idle -> [0]q :: ARPQuerier(10.0.0.1, 1:2:3:4:5:6, TABLE t) -> Discard; Idle -> [1]q;",
+    )
+    .err()
+    .unwrap()
+    .join("\n");
+    assert!(e.contains("TABLE: 't' is not an ARPTable element"), "{}", e);
+    let e = try_router(
+        "Idle -> [0]q :: ARPQuerier(10.0.0.1, 1:2:3:4:5:6, TABLE nosuch) -> Discard; Idle -> [1]q;",
+    )
+    .err()
+    .unwrap()
+    .join("\n");
+    assert!(
+        e.contains("TABLE: no ARPTable element named 'nosuch'"),
+        "{}",
+        e
+    );
+    let e = try_router("ARPTable(CAPACITY_SLIM_FACTOR 0)")
+        .err()
+        .unwrap()
+        .join("\n");
+    assert!(e.contains("CAPACITY_SLIM_FACTOR cannot be zero"), "{}", e);
+    // ENTRY_CAPACITY on the table applies to its queriers' entries
+    clear_collected();
+    let r = router(&format!(
+        "t :: ARPTable(ENTRY_CAPACITY 1); q :: ARPQuerier(10.0.0.1/24, 00:00:C0:AE:67:EF, TABLE t); {}",
+        QCONF
+    ));
+    r.inject(
+        "ip",
+        0,
+        &[udp_to([10, 0, 0, 5], 1), udp_to([10, 0, 0, 6], 2)],
+    );
+    assert_eq!(r.read("t.count"), "1");
+    assert!(r.read("t.table").starts_with("10.0.0.6 0"));
+    assert_eq!(r.read("t.drops"), "1");
+    // AddressInfo: one name for IP and ETH
+    let r = router(&format!(
+        "AddressInfo(me 10.0.0.1 00:00:C0:AE:67:EF); q :: ARPQuerier(me); {}",
+        QCONF
+    ));
+    assert_eq!(r.read("q.ipaddr"), "10.0.0.1");
 }

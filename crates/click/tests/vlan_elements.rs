@@ -207,3 +207,35 @@ fn ensureether_cases() {
         .join("\n");
     assert!(e.contains("must be <= 0xFFFF"), "{}", e);
 }
+
+/// SetVLANAnno sets the TCI annotation that VLANEncap(ANNO) puts in the
+/// tag; its handlers read and reconfigure ID and priority; bad values are
+/// refused.
+#[test]
+fn setvlananno_feeds_vlanencap_anno() {
+    clear_collected();
+    let r = router(
+        "Idle -> s :: SetVLANAnno(100, 5) -> a :: Collect;
+         Idle -> t :: SetVLANAnno(7) -> VLANEncap(ANNO) -> e :: Collect;",
+    );
+    let pkts = pcap_packets("udp-64.pcap");
+    r.inject("s", 0, &pkts[..1]);
+    r.inject("t", 0, &pkts[..1]);
+    let a = &collected("a")[0];
+    assert_eq!(a.anno.vlan_tci(), 100 | (5 << 13));
+    assert_eq!(a.data, pkts[0]);
+    let e = &collected("e")[0];
+    assert_eq!(&e.data[12..16], &[0x81, 0x00, 0x00, 0x07]);
+    assert_eq!(&e.data[16..], &pkts[0][12..]);
+    assert_eq!(r.read("s.vlan"), "100");
+    assert_eq!(r.read("s.vlan_pcp"), "5");
+    r.write("s.vlan", "200").unwrap();
+    r.write("s.vlan_pcp", "1").unwrap();
+    r.inject("s", 0, &pkts[..1]);
+    assert_eq!(collected("a")[1].anno.vlan_tci(), 200 | (1 << 13));
+    assert!(r.write("s.vlan", "5000").is_err());
+    assert!(r.write("s.vlan_pcp", "8").is_err());
+    assert_eq!(r.read("s.vlan"), "200");
+    assert!(try_router("Idle -> SetVLANAnno(4095) -> Discard;").is_err());
+    assert!(try_router("Idle -> SetVLANAnno -> Discard;").is_err());
+}

@@ -739,6 +739,7 @@ fn run_with(prog: &str, args: &[String], registry: &Registry, console: &Rc<StdCo
                 .as_ref()
                 .map(|p| p.home_threads(&flat))
                 .unwrap_or_default(),
+            warnings: o.warnings,
             ..RouterOptions::default()
         },
     ) {

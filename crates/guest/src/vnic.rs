@@ -228,8 +228,8 @@ Keyword arguments:\n\n\
 };
 
 impl Element for FromVnic {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         let vnic = a.read_mp::<u32>("VNIC")?;
         let burst = a.read::<u32>("BURST")?.unwrap_or(32);
         let active = a.read::<bool>("ACTIVE")?.unwrap_or(true);
@@ -414,8 +414,8 @@ impl ToVnic {
 }
 
 impl Element for ToVnic {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         let vnic = a.read_mp::<u32>("VNIC")?;
         let burst = a.read::<u32>("BURST")?.unwrap_or(32);
         a.complete()?;

@@ -12,6 +12,8 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::net::Ipv4Addr;
 
+pub use crate::names::ArgContext;
+
 fn is_space(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
 }
@@ -704,7 +706,7 @@ fn powi(b: f64, e: i32) -> f64 {
     r
 }
 
-fn parse_ip_parts(s: &str, allow_partial: bool) -> Option<([u8; 4], usize)> {
+pub(crate) fn parse_ip_parts(s: &str, allow_partial: bool) -> Option<([u8; 4], usize)> {
     let mut out = [0u8; 4];
     let mut n = 0;
     if s.is_empty() {
@@ -874,7 +876,33 @@ pub struct RawString(pub String);
 
 /// A value that can be parsed from one configuration argument.
 pub trait FromArg: Sized {
+    /// Parses a literal value.
     fn from_arg(s: &str) -> Result<Self, String>;
+
+    /// Parses with the element's context, where names (AddressInfo,
+    /// PortInfo) may stand for values; [`Args`] reads use this. Types
+    /// that have names override it; the others parse literals only.
+    fn from_arg_in(s: &str, _cx: &ArgContext) -> Result<Self, String> {
+        Self::from_arg(s)
+    }
+}
+
+/// A TCP, UDP, ... port (Click's IPPortArg for IP protocol `P`): a number,
+/// a PortInfo name, or a well-known name (`www`, `domain`, ...).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct IpPort<const P: u8>(pub u16);
+/// A UDP port, see [`IpPort`].
+pub type UdpPort = IpPort<17>;
+/// A TCP port, see [`IpPort`].
+pub type TcpPort = IpPort<6>;
+
+impl<const P: u8> FromArg for IpPort<P> {
+    fn from_arg(s: &str) -> Result<Self, String> {
+        Self::from_arg_in(s, &ArgContext::none())
+    }
+    fn from_arg_in(s: &str, cx: &ArgContext) -> Result<Self, String> {
+        cx.port(s, P).map(IpPort)
+    }
 }
 
 macro_rules! unsigned_from_arg {
@@ -929,15 +957,27 @@ impl FromArg for Ipv4Addr {
     fn from_arg(s: &str) -> Result<Self, String> {
         parse_ipv4(s)
     }
+    fn from_arg_in(s: &str, cx: &ArgContext) -> Result<Self, String> {
+        cx.ip(s)
+    }
 }
 impl FromArg for [u8; 6] {
     fn from_arg(s: &str) -> Result<Self, String> {
         parse_ether(s)
     }
+    fn from_arg_in(s: &str, cx: &ArgContext) -> Result<Self, String> {
+        cx.ether(s)
+    }
 }
+/// Click's `IPPrefixArg(true)`: a prefix, or an address alone (/32); a
+/// name that is both an address and a prefix means the address.
 impl FromArg for IpPrefix {
     fn from_arg(s: &str) -> Result<Self, String> {
         parse_ipv4_prefix(s).map(|(addr, mask)| IpPrefix { addr, mask })
+    }
+    fn from_arg_in(s: &str, cx: &ArgContext) -> Result<Self, String> {
+        cx.prefix(s, true)
+            .map(|(addr, mask)| IpPrefix { addr, mask })
     }
 }
 impl FromArg for Seconds {
@@ -973,9 +1013,10 @@ enum Kw {
 /// Reads take effect immediately; call [`Args::complete`] at the end to
 /// report unknown keywords and surplus positional arguments.
 #[derive(Clone, Debug)]
-pub struct Args {
+pub struct Args<'a> {
     conf: Vec<String>,
     kw: Vec<Kw>,
+    cx: ArgContext<'a>,
 }
 
 fn keyword_len(arg: &str) -> Kw {
@@ -999,16 +1040,36 @@ fn keyword_len(arg: &str) -> Kw {
     }
 }
 
-impl Args {
-    /// Split `config` with [`split_args`] and prepare for reading.
-    pub fn new(config: &str) -> Args {
+impl Args<'static> {
+    /// Split `config` with [`split_args`] and prepare for reading, without
+    /// names: only literal addresses and ports parse. Elements use
+    /// [`Args::with_context`] (through their configure context's `args`).
+    pub fn new(config: &str) -> Args<'static> {
         Args::from_vec(split_args(config))
     }
 
-    /// Prepare already split arguments.
-    pub fn from_vec(conf: Vec<String>) -> Args {
+    /// Prepare already split arguments (no names).
+    pub fn from_vec(conf: Vec<String>) -> Args<'static> {
+        Args::from_vec_in(conf, ArgContext::none())
+    }
+}
+
+impl<'a> Args<'a> {
+    /// Split `config` and prepare for reading in context `cx`, where
+    /// AddressInfo and PortInfo names stand for addresses and ports.
+    pub fn with_context(config: &str, cx: ArgContext<'a>) -> Args<'a> {
+        Args::from_vec_in(split_args(config), cx)
+    }
+
+    /// Prepare already split arguments, in context `cx`.
+    pub fn from_vec_in(conf: Vec<String>, cx: ArgContext<'a>) -> Args<'a> {
         let kw = conf.iter().map(|a| keyword_len(a)).collect();
-        Args { conf, kw }
+        Args { conf, kw, cx }
+    }
+
+    /// The context reads parse in.
+    pub fn context(&self) -> ArgContext<'a> {
+        self.cx
     }
 
     /// Click's `Args::find`: locate the value for `keyword`.  The last
@@ -1068,7 +1129,9 @@ impl Args {
         match self.find(kw, positional, mandatory) {
             None if mandatory => Err(format!("missing mandatory {kw} argument")),
             None => Ok(None),
-            Some(v) => T::from_arg(&v).map(Some).map_err(|e| format!("{kw}: {e}")),
+            Some(v) => T::from_arg_in(&v, &self.cx)
+                .map(Some)
+                .map_err(|e| format!("{kw}: {e}")),
         }
     }
 
@@ -1103,7 +1166,8 @@ impl Args {
                     self.kw[i] = Kw::TakenKeyword;
                     let start = skip_ws(&self.conf[i], n);
                     out.push(
-                        T::from_arg(&self.conf[i][start..]).map_err(|e| format!("{kw}: {e}"))?,
+                        T::from_arg_in(&self.conf[i][start..], &self.cx)
+                            .map_err(|e| format!("{kw}: {e}"))?,
                     );
                 }
             }

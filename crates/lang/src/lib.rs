@@ -18,14 +18,16 @@ extern crate alloc;
 
 pub mod args;
 mod lexer;
+pub mod names;
 pub mod parse;
 pub mod unparse;
 
 pub use args::{
     parse_bandwidth, parse_bool, parse_ether, parse_f64, parse_i64, parse_ipv4, parse_ipv4_prefix,
-    parse_string, parse_time_ns, parse_u64, split_args, split_words, uncomment, unquote, Args,
-    Bandwidth, FromArg, IpPrefix, RawString, Seconds,
+    parse_string, parse_time_ns, parse_u64, split_args, split_words, uncomment, unquote,
+    ArgContext, Args, Bandwidth, FromArg, IpPort, IpPrefix, RawString, Seconds, TcpPort, UdpPort,
 };
+pub use names::{NameKind, NameTable, NameValue};
 pub use parse::{
     parse_config, parse_config_with, FlatConfig, FlatConnection, FlatElement, Landmark, ParseError,
     ParseOptions,

@@ -1256,8 +1256,8 @@ const HELP: &[&str] = &[
 ];
 
 impl Element for ControlSocket {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         let ty: String = a.read_mp("TYPE")?;
         let read_only = a.read::<bool>("READONLY")?.unwrap_or(false);
         let proxy = a.read::<String>("PROXY")?;

@@ -311,8 +311,8 @@ impl FromDevice {
 }
 
 impl Element for FromDevice {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         let ifname = a.read_mp::<String>("DEVNAME")?;
         let promisc = a.read_p::<bool>("PROMISC")?.unwrap_or(false);
         let snaplen = a.read_p::<u32>("SNAPLEN")?.unwrap_or(2046);

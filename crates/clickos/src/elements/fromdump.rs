@@ -309,8 +309,8 @@ impl FromDump {
 }
 
 impl Element for FromDump {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         let filename: String = a.read_mp("FILENAME")?;
         let mut timing = a.read_p::<bool>("TIMING")?.unwrap_or(false);
         if let Some(t) = a.read::<bool>("TIMING")? {

@@ -528,8 +528,8 @@ impl FromIPSummaryDump {
 }
 
 impl Element for FromIPSummaryDump {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         let filename: Option<String> = a.read_p("FILENAME")?;
         let data = a.read::<String>("DATA")?;
         let stop = a.read::<bool>("STOP")?.unwrap_or(false);

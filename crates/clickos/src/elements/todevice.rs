@@ -166,8 +166,8 @@ impl ToDevice {
 }
 
 impl Element for ToDevice {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         let ifname = a.read_mp::<String>("DEVNAME")?;
         let burst = a.read::<i32>("BURST")?.unwrap_or(32);
         let method = a.read::<String>("METHOD")?;

@@ -119,8 +119,8 @@ impl ToDump {
 }
 
 impl Element for ToDump {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         let filename: String = a.read_mp("FILENAME")?;
         let snaplen = a.read_p::<u32>("SNAPLEN")?.unwrap_or(2000);
         let encap_s = a.read_p::<String>("ENCAP")?;

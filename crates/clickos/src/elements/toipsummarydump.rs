@@ -128,8 +128,8 @@ impl ToIPSummaryDump {
 }
 
 impl Element for ToIPSummaryDump {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         let filename: String = a.read_mp("FILENAME")?;
         let mut contents = a.read_all::<click_lang::RawString>("CONTENTS")?;
         // Click's current name for CONTENTS, and its deprecated one

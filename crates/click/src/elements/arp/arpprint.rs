@@ -153,8 +153,8 @@ impl ARPPrint {
 }
 
 impl Element for ARPPrint {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         let label = a.read_p::<String>("LABEL")?.unwrap_or_default();
         let timestamp = a.read::<bool>("TIMESTAMP")?.unwrap_or(true);
         let ether = a.read::<bool>("ETHER")?.unwrap_or(false);

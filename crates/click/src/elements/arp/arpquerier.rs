@@ -1,266 +1,16 @@
 //! ARPQuerier: encapsulates IP packets in Ethernet headers found via ARP.
 
+use super::arptable::{
+    ARPTable, ExpiryTimer, LimitArgs, Lookup, SharedTable, Table, DEFAULT_LIMITS, SEC,
+};
 use crate::prelude::*;
-use alloc::collections::{BTreeMap, BTreeSet, VecDeque};
 use alloc::format;
-use click_lang::args::{split_words, IpPrefix, Seconds};
-use click_wire::EtherAddress;
-use core::fmt::Write as _;
+use alloc::rc::Rc;
+use click_lang::args::{IpPrefix, RawString, Seconds};
+use core::cell::RefCell;
 use core::net::Ipv4Addr;
 
-const SEC: i64 = 1_000_000_000;
-/// Queries for one address go out at most this often ...
-const POLL_GAP: i64 = SEC / 10;
-/// ... or this often after ten unanswered ones.
-const POLL_GAP_SLOW: i64 = 2 * SEC;
 const EXPIRE_TIMER: u32 = 0;
-
-/// One ARP table entry.
-struct Entry {
-    eth: [u8; 6],
-    known: bool,
-    /// When the entry was created or last confirmed (ns).
-    live_at: i64,
-    polled_at: i64,
-    polls_since_reply: u8,
-    /// Position in the age list (with `live_at`).
-    seq: u64,
-    /// Packets waiting for this address, Ethernet header already in place.
-    queue: VecDeque<Packet>,
-}
-
-impl Entry {
-    fn expired(&self, now: i64, timeout: i64) -> bool {
-        timeout != 0 && self.live_at.saturating_add(timeout) < now
-    }
-    fn is_known(&self, now: i64, timeout: i64) -> bool {
-        self.known && !self.expired(now, timeout)
-    }
-    fn allow_poll(&self, now: i64) -> bool {
-        let gap = if self.polls_since_reply >= 10 {
-            POLL_GAP_SLOW
-        } else {
-            POLL_GAP
-        };
-        now >= self.polled_at.saturating_add(gap)
-    }
-    fn mark_poll(&mut self, now: i64) {
-        self.polled_at = now;
-        self.polls_since_reply = self.polls_since_reply.saturating_add(1);
-    }
-}
-
-/// Table limits, as configured.
-#[derive(Clone, Copy, PartialEq, Eq)]
-struct Limits {
-    capacity: u32,
-    entry_capacity: u32,
-    entry_packet_capacity: u32,
-    slim_factor: u32,
-    /// Entry lifetime in ns; 0 means entries never expire.
-    timeout: i64,
-}
-
-/// The ARP table ARPQuerier keeps (Click's ARPTable).
-struct Table {
-    map: BTreeMap<u32, Entry>,
-    /// (live_at, seq, ip), oldest first.
-    age: BTreeSet<(i64, u64, u32)>,
-    next_seq: u64,
-    packets: usize,
-    drops: u64,
-    lim: Limits,
-}
-
-/// What a lookup found.
-enum Lookup {
-    Unknown,
-    Known([u8; 6]),
-    /// Known, and old enough that a renewal query should go out.
-    KnownPoll([u8; 6]),
-}
-
-impl Table {
-    fn new(lim: Limits) -> Table {
-        Table {
-            map: BTreeMap::new(),
-            age: BTreeSet::new(),
-            next_seq: 0,
-            packets: 0,
-            drops: 0,
-            lim,
-        }
-    }
-
-    fn lookup(&mut self, ip: u32, now: i64, poll_timeout: i64) -> Lookup {
-        let timeout = self.lim.timeout;
-        match self.map.get_mut(&ip) {
-            Some(e) if e.is_known(now, timeout) => {
-                if poll_timeout != 0
-                    && now >= e.live_at.saturating_add(poll_timeout)
-                    && e.allow_poll(now)
-                {
-                    e.mark_poll(now);
-                    Lookup::KnownPoll(e.eth)
-                } else {
-                    Lookup::Known(e.eth)
-                }
-            }
-            _ => Lookup::Unknown,
-        }
-    }
-
-    /// Removes an entry, dropping its packets.
-    fn remove(&mut self, ip: u32) -> bool {
-        let Some(e) = self.map.remove(&ip) else {
-            return false;
-        };
-        self.age.remove(&(e.live_at, e.seq, ip));
-        self.packets -= e.queue.len();
-        self.drops += e.queue.len() as u64;
-        true
-    }
-
-    /// Click's `slim`: removes expired entries and entries beyond
-    /// ENTRY_CAPACITY (oldest first), then drops the oldest waiting packets
-    /// while more than CAPACITY are held.
-    fn slim(&mut self, now: i64) {
-        while let Some(&(_, _, ip)) = self.age.first() {
-            let over =
-                self.lim.entry_capacity != 0 && self.map.len() > self.lim.entry_capacity as usize;
-            let expired = self
-                .map
-                .get(&ip)
-                .is_some_and(|e| e.expired(now, self.lim.timeout));
-            if !(over || expired) {
-                break;
-            }
-            if !self.remove(ip) {
-                self.age.pop_first();
-            }
-        }
-        let cap = self.lim.capacity as usize;
-        if cap != 0 && self.packets > cap {
-            let slim_cap = (cap - cap / self.lim.slim_factor.max(1) as usize).max(1);
-            let order: Vec<u32> = self.age.iter().map(|&(_, _, ip)| ip).collect();
-            for ip in order {
-                if self.packets <= slim_cap {
-                    break;
-                }
-                if let Some(e) = self.map.get_mut(&ip) {
-                    while self.packets > slim_cap && e.queue.pop_front().is_some() {
-                        self.packets -= 1;
-                        self.drops += 1;
-                    }
-                }
-            }
-        }
-    }
-
-    /// Finds or creates the entry for `ip`.
-    fn ensure(&mut self, ip: u32, now: i64) -> &mut Entry {
-        if !self.map.contains_key(&ip) {
-            let seq = self.next_seq;
-            self.next_seq += 1;
-            self.map.insert(
-                ip,
-                Entry {
-                    eth: [0xff; 6],
-                    known: false,
-                    live_at: now,
-                    polled_at: now - SEC,
-                    polls_since_reply: 0,
-                    seq,
-                    queue: VecDeque::new(),
-                },
-            );
-            self.age.insert((now, seq, ip));
-            if self.lim.entry_capacity != 0 && self.map.len() > self.lim.entry_capacity as usize {
-                // Make room; the new entry is the youngest, so it survives
-                // unless ENTRY_CAPACITY is zero, which means unlimited.
-                self.slim(now);
-            }
-        }
-        self.map.get_mut(&ip).expect("entry just ensured")
-    }
-
-    /// Records `ip` at `eth` (a broadcast address marks it unknown) and
-    /// returns the packets that were waiting for it.
-    fn insert(&mut self, ip: u32, eth: [u8; 6], now: i64) -> VecDeque<Packet> {
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        let e = self.ensure(ip, now);
-        let old = (e.live_at, e.seq, ip);
-        e.eth = eth;
-        e.known = eth != [0xff; 6];
-        e.live_at = now;
-        e.seq = seq;
-        e.polls_since_reply = 0;
-        e.polled_at = now - SEC;
-        let q = core::mem::take(&mut e.queue);
-        self.age.remove(&old);
-        self.age.insert((now, seq, ip));
-        self.packets -= q.len();
-        q
-    }
-
-    /// Queues `p` for `ip`. Returns Ok(true) when a query should be sent,
-    /// Err(p) when the packet could not be queued.
-    fn append(&mut self, ip: u32, p: Packet, now: i64) -> Result<bool, Packet> {
-        let timeout = self.lim.timeout;
-        let epc = self.lim.entry_packet_capacity as usize;
-        let e = self.ensure(ip, now);
-        // Keep an entry that is still wanted just this side of expiring.
-        if timeout != 0 && e.live_at < now - timeout {
-            let old = (e.live_at, e.seq, ip);
-            e.live_at = now - timeout;
-            let new = (e.live_at, e.seq, ip);
-            self.age.remove(&old);
-            self.age.insert(new);
-        }
-        let e = self.map.get_mut(&ip).expect("entry exists");
-        if epc != 0 && e.queue.len() >= epc {
-            self.drops += 1;
-            return Err(p);
-        }
-        self.packets += 1;
-        let cap = self.lim.capacity as usize;
-        if cap != 0 && self.packets > cap {
-            self.slim(now);
-        }
-        let Some(e) = self.map.get_mut(&ip) else {
-            // Cannot happen (the entry was just refreshed), but never lose
-            // count of a packet.
-            self.packets -= 1;
-            self.drops += 1;
-            return Err(p);
-        };
-        e.queue.push_back(p);
-        if e.allow_poll(now) {
-            e.mark_poll(now);
-            Ok(true)
-        } else {
-            Ok(false)
-        }
-    }
-
-    /// Drops every entry and waiting packet.
-    fn clear(&mut self) {
-        self.drops += self.packets as u64;
-        self.map.clear();
-        self.age.clear();
-        self.packets = 0;
-    }
-
-    /// When the oldest entry expires (the expiry timer's next deadline).
-    fn next_expiry(&self) -> Option<i64> {
-        if self.lim.timeout == 0 {
-            return None;
-        }
-        let &(live_at, _, _) = self.age.first()?;
-        Some(live_at.saturating_add(self.lim.timeout).saturating_add(1))
-    }
-}
 
 /// `ARPQuerier(IP, ETH [, KEYWORDS])`.
 pub struct ARPQuerier {
@@ -269,14 +19,18 @@ pub struct ARPQuerier {
     bcast: u32,
     poll_timeout: i64,
     broadcast_poll: bool,
-    table: Table,
+    /// The table: this element's own, or an ARPTable's (TABLE).
+    table: SharedTable,
+    /// The ARPTable element named by TABLE, found at initialization.
+    table_name: Option<String>,
+    /// Expires the table's entries (a shared table's too: every holder
+    /// ticks at the same times).
+    timer: ExpiryTimer,
     queries: u64,
     responses: u64,
     drops: u64,
     zero_warned: bool,
     configured: bool,
-    /// When the expiry timer is set to fire.
-    timer_at: Option<i64>,
     /// Scratch list of (output, packet) to emit, kept for its allocation.
     out: Vec<(usize, Packet)>,
 }
@@ -289,25 +43,18 @@ impl Default for ARPQuerier {
             bcast: u32::MAX,
             poll_timeout: 60 * SEC,
             broadcast_poll: false,
-            table: Table::new(DEFAULT_LIMITS),
+            table: Rc::new(RefCell::new(Table::new(DEFAULT_LIMITS))),
+            table_name: None,
+            timer: ExpiryTimer::default(),
             queries: 0,
             responses: 0,
             drops: 0,
             zero_warned: false,
             configured: false,
-            timer_at: None,
             out: Vec::new(),
         }
     }
 }
-
-const DEFAULT_LIMITS: Limits = Limits {
-    capacity: 2048,
-    entry_capacity: 0,
-    entry_packet_capacity: 0,
-    slim_factor: 2,
-    timeout: 300 * SEC,
-};
 
 pub static SPEC: ClassSpec = ClassSpec {
     name: "ARPQuerier",
@@ -352,8 +99,14 @@ unlimited.\n\
 - `BROADCAST` (IP address): the local broadcast address. Default: from IP's prefix, or \
 255.255.255.255.\n\
 - `BROADCAST_POLL` (boolean): send renewal queries broadcast. Default false.\n\n\
-A separate ARPTable element (Click's TABLE keyword) is not supported: each ARPQuerier keeps its \
-own table.",
+- `TABLE` (ARPTable element): use that element's table, shared with other ARPQueriers, \
+instead of one of this element's own; the table keywords above then configure nothing (give \
+them to the ARPTable).\n\n\
+A single argument gives both IP and ETH (`ARPQuerier(eth0)`, an AddressInfo name for both). \
+A name for both an address and a prefix as IP means the address (so the broadcast address is \
+255.255.255.255 unless BROADCAST is given); `eth0:ipnet` would give the prefix. Expired \
+entries stay in the table, shown invalid, until the expiry timer runs (after TIMEOUT's whole \
+seconds, then every whole seconds + 1), as in Click.",
     ports: "two inputs (0: IP packets, 1: ARP replies); one or two outputs (0: Ethernet \
 packets, and queries when there is no output 1; 1: ARP queries)",
     handlers: &[
@@ -382,7 +135,8 @@ entry was created or last confirmed).",
         HandlerDoc {
             name: "drops",
             mode: HandlerMode::Read,
-            text: "Number of packets dropped (no address, capacity limits, expiry, clearing).",
+            text: "Number of packets this element dropped (no address, not configured); \
+`stats` adds the table's drops (capacity limits, expiry, clearing).",
         },
         HandlerDoc {
             name: "count",
@@ -408,17 +162,19 @@ packet is dropped.",
         HandlerDoc {
             name: "insert",
             mode: HandlerMode::Write,
-            text: "Adds an entry, `IP ETH`; packets waiting for IP are sent at once.",
+            text: "Adds or updates an entry, `IP ETH`. As in Click, packets already waiting \
+for IP stay queued until an ARP reply for it arrives; later packets go straight out.",
         },
         HandlerDoc {
             name: "delete",
             mode: HandlerMode::Write,
-            text: "Removes the entry for an IP address (and drops its waiting packets).",
+            text: "Marks the entry for an IP address unresolved (as Click does: it stays in \
+the table with address FF-FF-FF-FF-FF-FF).",
         },
         HandlerDoc {
             name: "clear",
             mode: HandlerMode::Write,
-            text: "Empties the table and zeroes the counters.",
+            text: "Empties the table and zeroes the query, response and drop counters.",
         },
     ],
     live_reconfigure: true,
@@ -430,41 +186,26 @@ struct Parsed {
     my_ip: u32,
     my_eth: [u8; 6],
     bcast: u32,
-    poll_timeout: i64,
-    broadcast_poll: bool,
-    lim: Limits,
+    poll_timeout: Option<i64>,
+    broadcast_poll: Option<bool>,
+    lim: LimitArgs,
+    table: Option<String>,
 }
 
-fn parse(config: &str) -> Result<Parsed, String> {
-    let mut a = Args::new(config);
-    let mut lim = DEFAULT_LIMITS;
-    if let Some(v) = a.read::<u32>("CAPACITY")? {
-        lim.capacity = v;
-    }
-    if let Some(v) = a.read::<u32>("ENTRY_CAPACITY")? {
-        lim.entry_capacity = v;
-    }
-    if let Some(v) = a.read::<u32>("ENTRY_PACKET_CAPACITY")? {
-        lim.entry_packet_capacity = v;
-    }
-    if let Some(v) = a.read::<u32>("CAPACITY_SLIM_FACTOR")? {
-        if v == 0 {
-            return Err("CAPACITY_SLIM_FACTOR cannot be zero".into());
-        }
-        lim.slim_factor = v;
-    }
-    if let Some(Seconds(t)) = a.read::<Seconds>("TIMEOUT")? {
-        lim.timeout = t.max(0);
-    }
+fn parse(config: &str, cx: click_lang::ArgContext) -> Result<Parsed, String> {
+    let mut a = Args::with_context(config, cx);
+    let lim = LimitArgs::read(&mut a)?;
     let bcast = a.read::<Ipv4Addr>("BROADCAST")?;
-    if a.read::<click_lang::args::RawString>("TABLE")?.is_some() {
-        return Err("TABLE: ARPTable elements are not supported".into());
+    let table = a.read::<RawString>("TABLE")?.map(|r| r.0);
+    let poll_timeout = a.read::<Seconds>("POLL_TIMEOUT")?.map(|s| s.0.max(0));
+    let broadcast_poll = a.read::<bool>("BROADCAST_POLL")?;
+    // Click: a single remaining argument gives both IP and ETH
+    // (`ARPQuerier(eth0)` with an AddressInfo name)
+    let mut rest = a.rest();
+    if rest.len() == 1 {
+        rest.push(rest[0].clone());
     }
-    let poll_timeout = a
-        .read::<Seconds>("POLL_TIMEOUT")?
-        .map(|s| s.0.max(0))
-        .unwrap_or(60 * SEC);
-    let broadcast_poll = a.read::<bool>("BROADCAST_POLL")?.unwrap_or(false);
+    let mut a = Args::from_vec_in(rest, cx);
     let ip = a.read_mp::<IpPrefix>("IP")?;
     let eth = a.read_mp::<[u8; 6]>("ETH")?;
     a.complete()?;
@@ -487,6 +228,7 @@ fn parse(config: &str) -> Result<Parsed, String> {
         poll_timeout,
         broadcast_poll,
         lim,
+        table,
     })
 }
 
@@ -546,7 +288,8 @@ impl ARPQuerier {
         }
         let dst = u32::from(p.anno().dst_ip());
         let now = cx.now_coarse().nsec();
-        let dst_eth = match self.table.lookup(dst, now, self.poll_timeout) {
+        let found = self.table.borrow_mut().lookup(dst, now, self.poll_timeout);
+        let dst_eth = match found {
             Lookup::Known(e) => e,
             Lookup::KnownPoll(e) => {
                 let anno = (p.timestamp(), p.anno().vlan_tci());
@@ -571,12 +314,17 @@ impl ARPQuerier {
                     return;
                 }
                 let anno = (p.timestamp(), p.anno().vlan_tci());
-                match self.table.append(dst, p, now) {
+                let r = {
+                    let mut t = self.table.borrow_mut();
+                    let r = t.append(dst, p, now);
+                    self.timer.arm(&t, EXPIRE_TIMER, cx);
+                    r
+                };
+                match r {
                     Ok(true) => self.send_query(dst, None, anno, cx, out),
                     Ok(false) => {}
                     Err(_dropped) => {}
                 }
-                self.arm_timer(cx);
                 return;
             }
         };
@@ -616,8 +364,12 @@ impl ARPQuerier {
         cx: &Ctx,
         out: &mut Vec<(usize, Packet)>,
     ) {
-        let waiting = self.table.insert(ip, eth, cx.now().nsec());
-        self.arm_timer(cx);
+        let waiting = {
+            let mut t = self.table.borrow_mut();
+            let w = t.insert(ip, eth, cx.now().nsec());
+            self.timer.arm(&t, EXPIRE_TIMER, cx);
+            w
+        };
         for q in waiting {
             self.handle_ip(q, true, cx, out);
         }
@@ -646,60 +398,67 @@ impl ARPQuerier {
             self.out = out;
         }
     }
-
-    /// Makes sure the expiry timer fires by the time the oldest entry
-    /// expires.
-    fn arm_timer(&mut self, cx: &Ctx) {
-        let Some(at) = self.table.next_expiry() else {
-            return;
-        };
-        if self.timer_at.is_some_and(|t| t <= at) {
-            return;
-        }
-        self.timer_at = Some(at);
-        cx.schedule_timer_at(EXPIRE_TIMER, Timestamp::from_nsec(at));
-    }
-
-    fn table_string(&self, now: i64) -> String {
-        let mut s = String::new();
-        for &(_, _, ip) in &self.table.age {
-            let Some(e) = self.table.map.get(&ip) else {
-                continue;
-            };
-            let ok = e.is_known(now, self.table.lim.timeout) as u8;
-            // Click reports the age in jiffies (milliseconds at user level).
-            let age_ms = (now - e.live_at).max(0) / 1_000_000;
-            let _ = writeln!(
-                s,
-                "{} {} {} {}",
-                Ipv4Addr::from(ip),
-                ok,
-                EtherAddress(e.eth),
-                Timestamp::from_nsec(age_ms * 1_000_000)
-            );
-        }
-        s
-    }
-
-    fn total_drops(&self) -> u64 {
-        self.drops + self.table.drops
-    }
 }
 
 impl Element for ARPQuerier {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let p = parse(config)?;
-        if self.configured && (p.my_ip != self.my_ip || p.my_eth != self.my_eth) {
-            self.table.clear();
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let p = parse(config, cx.arg_context())?;
+        if self.configured && p.table != self.table_name {
+            return Err("TABLE: cannot change on reconfiguration".into());
+        }
+        let own = p.table.is_none();
+        if self.configured && own && (p.my_ip != self.my_ip || p.my_eth != self.my_eth) {
+            self.table.borrow_mut().clear();
         }
         self.my_ip = p.my_ip;
         self.my_eth = p.my_eth;
         self.bcast = p.bcast;
-        self.poll_timeout = p.poll_timeout;
-        self.broadcast_poll = p.broadcast_poll;
-        self.table.lim = p.lim;
+        self.poll_timeout = p.poll_timeout.unwrap_or(if self.configured {
+            self.poll_timeout
+        } else {
+            60 * SEC
+        });
+        self.broadcast_poll = p
+            .broadcast_poll
+            .unwrap_or(self.configured && self.broadcast_poll);
+        if own {
+            // the table keywords configure this element's own table
+            let mut t = self.table.borrow_mut();
+            let base = if self.configured {
+                t.lim
+            } else {
+                DEFAULT_LIMITS
+            };
+            t.lim = p.lim.apply(base);
+        }
+        self.table_name = p.table;
         self.configured = true;
         Ok(())
+    }
+
+    fn initialize(&mut self, cx: &Ctx) -> Result<(), String> {
+        self.timer.start(cx);
+        let Some(name) = &self.table_name else {
+            return Ok(());
+        };
+        let shared = cx.find_element(name).and_then(|i| {
+            cx.with_element(i, |e| {
+                e.as_any().downcast_ref::<ARPTable>().map(ARPTable::shared)
+            })
+            .flatten()
+        });
+        match shared {
+            Some(t) => {
+                self.table = t;
+                Ok(())
+            }
+            None if cx.find_element(name).is_some() => {
+                Err(format!("TABLE: '{name}' is not an ARPTable element"))
+            }
+            None => Err(format!(
+                "TABLE: no ARPTable element named '{name}' (on this element's thread)"
+            )),
+        }
     }
 
     fn push(&mut self, port: usize, p: Packet, cx: &Ctx) {
@@ -725,81 +484,53 @@ impl Element for ARPQuerier {
     }
 
     fn run_timer(&mut self, _id: u32, cx: &Ctx) {
-        self.timer_at = None;
-        let now = cx.now().nsec();
-        self.table.slim(now);
-        self.arm_timer(cx);
+        self.timer
+            .fire(&mut self.table.borrow_mut(), EXPIRE_TIMER, cx);
     }
 
     fn read_handler(&mut self, name: &str, cx: &Ctx) -> Option<HandlerResult<String>> {
+        let t = self.table.borrow();
         Some(Ok(match name {
-            "table" => self.table_string(cx.now().nsec()),
             "stats" => format!(
                 "{} packets killed\n{} ARP queries sent\n",
-                self.total_drops(),
+                self.drops + t.drops,
                 self.queries
             ),
             "queries" => self.queries.to_string(),
             "responses" => self.responses.to_string(),
-            "drops" => self.total_drops().to_string(),
-            "count" => self.table.map.len().to_string(),
-            "length" => self.table.packets.to_string(),
+            "drops" => self.drops.to_string(),
             "ipaddr" => Ipv4Addr::from(self.my_ip).to_string(),
             "broadcast" => Ipv4Addr::from(self.bcast).to_string(),
+            "table" | "count" | "length" => return t.read_handler(name, cx.now().nsec()).map(Ok),
             _ => return None,
         }))
     }
 
     fn write_handler(&mut self, name: &str, value: &str, cx: &Ctx) -> Option<HandlerResult<()>> {
+        let ac = cx.arg_context();
         let ip_arg = |v: &str, what: &str| {
-            click_lang::args::parse_ipv4(click_lang::args::uncomment(v).trim())
+            ac.ip(click_lang::args::uncomment(v).trim())
                 .map(u32::from)
                 .map_err(|_| format!("'{}' expects IP address", what))
         };
-        Some(match name {
-            "ipaddr" => ip_arg(value, "ipaddr").map(|a| self.my_ip = a),
-            "broadcast" => ip_arg(value, "broadcast").map(|a| self.bcast = a),
-            "insert" => {
-                let w = split_words(value);
-                let parsed = match w.as_slice() {
-                    [ip, eth] => click_lang::args::parse_ipv4(ip)
-                        .map_err(|e| format!("IP: {}", e))
-                        .and_then(|ip| {
-                            click_lang::args::parse_ether(eth)
-                                .map(|e| (u32::from(ip), e))
-                                .map_err(|e| format!("ETH: {}", e))
-                        }),
-                    [_] | [] => Err("missing mandatory ETH argument".into()),
-                    _ => Err("too many arguments".into()),
-                };
-                parsed.map(|(ip, eth)| {
-                    let mut out = Vec::new();
-                    self.insert_and_release(ip, eth, cx, &mut out);
-                    self.emit(out, cx);
-                })
-            }
-            "delete" => {
-                let w = split_words(value);
-                match w.as_slice() {
-                    [ip] => click_lang::args::parse_ipv4(ip)
-                        .map_err(|e| format!("IP: {}", e))
-                        .map(|ip| {
-                            self.table.remove(u32::from(ip));
-                        }),
-                    [] => Err("missing mandatory IP argument".into()),
-                    _ => Err("too many arguments".into()),
-                }
-            }
+        match name {
+            "ipaddr" => Some(ip_arg(value, "ipaddr").map(|a| self.my_ip = a)),
+            "broadcast" => Some(ip_arg(value, "broadcast").map(|a| self.bcast = a)),
             "clear" => {
-                self.table.clear();
-                self.table.drops = 0;
                 self.drops = 0;
                 self.queries = 0;
                 self.responses = 0;
-                Ok(())
+                self.table.borrow_mut().clear();
+                Some(Ok(()))
             }
-            _ => return None,
-        })
+            "insert" | "delete" => {
+                let mut t = self.table.borrow_mut();
+                let r = t.write_handler(name, value, &ac, cx.now().nsec());
+                self.timer.arm(&t, EXPIRE_TIMER, cx);
+                r
+            }
+            _ => None,
+        }
     }
 
     crate::element_any!();

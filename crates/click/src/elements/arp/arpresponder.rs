@@ -3,7 +3,8 @@
 use crate::elements::ip::iproutetable::unparse_with_mask;
 use crate::prelude::*;
 use alloc::format;
-use click_lang::args::{parse_ether, parse_ipv4, parse_ipv4_prefix, split_words};
+use click_lang::args::split_words;
+use click_lang::ArgContext;
 use click_wire::arp::{OP_REPLY, OP_REQUEST};
 use click_wire::{ethertype, ArpPacket, EtherAddress, EthernetFrame};
 use core::net::Ipv4Addr;
@@ -73,14 +74,17 @@ ARPResponder would answer with, or an empty string.",
 };
 
 /// Parses one `IP/MASK [IP/MASK...] ETH` argument, appending its entries.
-fn add_entries(v: &mut Vec<Entry>, arg: &str) -> Result<(), String> {
+/// Words may be AddressInfo names; a name for both an IP address and an
+/// Ethernet address (`ARPResponder(eth0)`) gives both, as in Click.
+fn add_entries(v: &mut Vec<Entry>, arg: &str, cx: &ArgContext) -> Result<(), String> {
     let mut new: Vec<(u32, u32)> = Vec::new();
     let mut eth: Option<[u8; 6]> = None;
-    for w in split_words(arg) {
-        if let Ok((a, m)) = parse_ipv4_prefix(&w) {
+    let words = split_words(arg);
+    for w in &words {
+        if let Ok((a, m)) = cx.prefix(w, true) {
             let (a, m) = (u32::from(a), u32::from(m));
             new.push((a & m, m));
-        } else if let Ok(e) = parse_ether(&w) {
+        } else if let Ok(e) = cx.ether(w) {
             if eth.is_some() {
                 return Err("more than one ETH".into());
             }
@@ -88,6 +92,10 @@ fn add_entries(v: &mut Vec<Entry>, arg: &str) -> Result<(), String> {
         } else {
             return Err("expected IP/MASK ETH".into());
         }
+    }
+    // a word that was taken as an address may also be an Ethernet address
+    if eth.is_none() {
+        eth = words.iter().find_map(|w| cx.ether(w).ok());
     }
     if new.is_empty() {
         return Err("missing IP/MASK".into());
@@ -183,21 +191,23 @@ pub(crate) fn make_reply(
 }
 
 impl Element for ARPResponder {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
         let args = click_lang::args::split_args(config);
+        let ac = cx.arg_context();
         let mut v = Vec::new();
         let mut errs = Vec::new();
         for (i, a) in args.iter().enumerate() {
-            if let Err(e) = add_entries(&mut v, a) {
+            if let Err(e) = add_entries(&mut v, a, &ac) {
                 errs.push(format!("argument {}: {}", i, e));
             }
         }
         if !errs.is_empty() {
             return Err(errs.join("\n"));
         }
-        // Click warns about duplicates; a configuration warning has nowhere
-        // to go here, so they are silently resolved (the later one wins).
-        let _ = normalize(&mut v);
+        // the later of two entries for one prefix wins, with Click's warning
+        for (a, m) in normalize(&mut v) {
+            cx.warning(&format!("multiple entries for {}", unparse_with_mask(a, m)));
+        }
         self.entries = v;
         Ok(())
     }
@@ -255,12 +265,12 @@ impl Element for ARPResponder {
         &mut self,
         name: &str,
         param: &str,
-        _cx: &Ctx,
+        cx: &Ctx,
     ) -> Option<HandlerResult<String>> {
         if name != "lookup" {
             return None;
         }
-        Some(match parse_ipv4(param.trim()) {
+        Some(match cx.arg_context().ip(param.trim()) {
             Ok(a) => Ok(self
                 .lookup(u32::from(a))
                 .map(|e| EtherAddress(e).to_string())
@@ -269,17 +279,17 @@ impl Element for ARPResponder {
         })
     }
 
-    fn write_handler(&mut self, name: &str, value: &str, _cx: &Ctx) -> Option<HandlerResult<()>> {
+    fn write_handler(&mut self, name: &str, value: &str, cx: &Ctx) -> Option<HandlerResult<()>> {
         match name {
             "add" => {
                 let mut v = self.entries.clone();
-                Some(add_entries(&mut v, value).map(|()| {
+                Some(add_entries(&mut v, value, &cx.arg_context()).map(|()| {
                     normalize(&mut v);
                     self.entries = v;
                 }))
             }
             "remove" => {
-                let Ok((a, m)) = parse_ipv4_prefix(value.trim()) else {
+                let Ok((a, m)) = cx.arg_context().prefix(value.trim(), true) else {
                     return Some(Err("expected IP/MASK".into()));
                 };
                 let (m, a) = (u32::from(m), u32::from(a));

@@ -95,8 +95,8 @@ impl CheckARPHeader {
 }
 
 impl Element for CheckARPHeader {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         let offset = a.read_p::<usize>("OFFSET")?.unwrap_or(0);
         self.stats.configure(&mut a)?;
         a.complete()?;

@@ -5,11 +5,13 @@ use crate::element::ClassSpec;
 pub mod arpprint;
 pub mod arpquerier;
 pub mod arpresponder;
+pub mod arptable;
 pub mod checkarpheader;
 
 pub static SPECS: &[&ClassSpec] = &[
     &arpprint::SPEC,
     &arpquerier::SPEC,
     &arpresponder::SPEC,
+    &arptable::SPEC,
     &checkarpheader::SPEC,
 ];

@@ -45,18 +45,22 @@ this); packets without one are dropped.",
     make: || Box::new(IPClassifier::default()),
 };
 
-fn compile(patterns: &[String], noutputs: usize) -> Result<Program, String> {
+fn compile(
+    patterns: &[String],
+    noutputs: usize,
+    cx: &click_lang::ArgContext,
+) -> Result<Program, String> {
     if patterns.len() != noutputs {
         return Err(format!("need {} arguments, one per output port", noutputs));
     }
     let pats: Vec<&str> = patterns.iter().map(|s| s.as_str()).collect();
-    Program::compile_ip_classifier(&pats)
+    Program::compile_ip_classifier_in(&pats, cx)
 }
 
 impl Element for IPClassifier {
     fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
         let conf = split_args(config);
-        let prog = compile(&conf, cx.noutputs)?;
+        let prog = compile(&conf, cx.noutputs, &cx.arg_context())?;
         self.m.prog = Some(prog);
         self.m.noutputs = cx.noutputs;
         self.patterns = conf;
@@ -82,18 +86,20 @@ impl Element for IPClassifier {
         self.patterns.get(i).map(|p| Ok(p.clone()))
     }
 
-    fn write_handler(&mut self, name: &str, value: &str, _cx: &Ctx) -> Option<HandlerResult<()>> {
+    fn write_handler(&mut self, name: &str, value: &str, cx: &Ctx) -> Option<HandlerResult<()>> {
         let i: usize = name.strip_prefix("pattern")?.parse().ok()?;
         if i >= self.patterns.len() {
             return None;
         }
         let mut pats = self.patterns.clone();
         pats[i] = value.trim().to_string();
-        Some(compile(&pats, self.m.noutputs).map(|prog| {
-            self.m.prog = Some(prog);
-            self.patterns = pats;
-            self.changed = true;
-        }))
+        Some(
+            compile(&pats, self.m.noutputs, &cx.arg_context()).map(|prog| {
+                self.m.prog = Some(prog);
+                self.patterns = pats;
+                self.changed = true;
+            }),
+        )
     }
 
     fn current_config(&self) -> Option<String> {

@@ -87,7 +87,7 @@ impl Element for IPFilter {
     fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
         let conf = split_args(config);
         let rules: Vec<&str> = conf.iter().map(|s| s.as_str()).collect();
-        let prog = Program::compile_ip_filter(&rules, cx.noutputs)?;
+        let prog = Program::compile_ip_filter_in(&rules, cx.noutputs, &cx.arg_context())?;
         self.m.prog = Some(prog);
         self.m.noutputs = cx.noutputs;
         Ok(())

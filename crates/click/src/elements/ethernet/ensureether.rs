@@ -83,8 +83,8 @@ impl EnsureEther {
 }
 
 impl Element for EnsureEther {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         let et = a.read_p::<u32>("ETHERTYPE")?.unwrap_or(0x0800);
         let src = a.read_p::<[u8; 6]>("SRC")?.unwrap_or([1; 6]);
         let dst = a.read_p::<[u8; 6]>("DST")?.unwrap_or([2; 6]);

@@ -84,15 +84,15 @@ impl EtherEncap {
                 .unwrap_or_default()
         });
         let newconf = replace_arg(&cur, pos, kw, value.trim());
-        let hdr = parse(&newconf)?;
+        let hdr = parse(&newconf, cx.arg_context())?;
         self.hdr = hdr;
         self.config = Some(newconf);
         Ok(())
     }
 }
 
-fn parse(config: &str) -> Result<[u8; 14], String> {
-    let mut a = Args::new(config);
+fn parse(config: &str, cx: click_lang::ArgContext) -> Result<[u8; 14], String> {
+    let mut a = Args::with_context(config, cx);
     let et = a.read_mp::<u16>("ETHERTYPE")?;
     let src = a.read_mp::<[u8; 6]>("SRC")?;
     let dst = a.read_mp::<[u8; 6]>("DST")?;
@@ -105,8 +105,8 @@ fn parse(config: &str) -> Result<[u8; 14], String> {
 }
 
 impl Element for EtherEncap {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        self.hdr = parse(config)?;
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        self.hdr = parse(config, cx.arg_context())?;
         self.config = None;
         Ok(())
     }

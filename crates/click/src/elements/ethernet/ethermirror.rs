@@ -22,8 +22,8 @@ are swapped before they are output. Packets shorter than 12 bytes pass unchanged
 };
 
 impl Element for EtherMirror {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        Args::new(config).complete()
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        cx.args(config).complete()
     }
 
     #[inline]

@@ -41,8 +41,8 @@ short to hold the addresses pass unchanged.",
     make: || Box::new(EtherRewrite::default()),
 };
 
-fn parse(config: &str) -> Result<[u8; 12], String> {
-    let mut a = Args::new(config);
+fn parse(config: &str, cx: click_lang::ArgContext) -> Result<[u8; 12], String> {
+    let mut a = Args::with_context(config, cx);
     let src = a.read_mp::<[u8; 6]>("SRC")?;
     let dst = a.read_mp::<[u8; 6]>("DST")?;
     a.complete()?;
@@ -53,8 +53,8 @@ fn parse(config: &str) -> Result<[u8; 12], String> {
 }
 
 impl Element for EtherRewrite {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        self.addrs = parse(config)?;
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        self.addrs = parse(config, cx.arg_context())?;
         self.config = None;
         Ok(())
     }
@@ -89,7 +89,7 @@ impl Element for EtherRewrite {
                 .unwrap_or_default()
         });
         let newconf = replace_arg(&cur, pos, kw, value.trim());
-        Some(parse(&newconf).map(|a| {
+        Some(parse(&newconf, cx.arg_context()).map(|a| {
             self.addrs = a;
             self.config = Some(newconf);
         }))

@@ -1,7 +1,6 @@
 //! HostEtherFilter: drops Ethernet packets sent to other machines.
 
 use crate::prelude::*;
-use click_lang::args::parse_ether;
 use click_wire::EtherAddress;
 
 /// `HostEtherFilter(ETHER [, DROP_OWN, DROP_OTHER, KEYWORDS])`.
@@ -65,8 +64,8 @@ impl HostEtherFilter {
 }
 
 impl Element for HostEtherFilter {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         let addr = a.read_mp::<[u8; 6]>("ETHER")?;
         let drop_own = a.read_p::<bool>("DROP_OWN")?.unwrap_or(false);
         let drop_other = a.read_p::<bool>("DROP_OTHER")?.unwrap_or(true);
@@ -102,9 +101,9 @@ impl Element for HostEtherFilter {
         }
     }
 
-    fn write_handler(&mut self, name: &str, value: &str, _cx: &Ctx) -> Option<HandlerResult<()>> {
+    fn write_handler(&mut self, name: &str, value: &str, cx: &Ctx) -> Option<HandlerResult<()>> {
         match name {
-            "ether" => Some(parse_ether(value.trim()).map(|a| self.addr = a)),
+            "ether" => Some(cx.arg_context().ether(value.trim()).map(|a| self.addr = a)),
             _ => None,
         }
     }

@@ -8,6 +8,7 @@ pub mod etherencap;
 pub mod ethermirror;
 pub mod etherrewrite;
 pub mod hostetherfilter;
+pub mod setvlananno;
 pub mod storeetheraddress;
 pub mod vlandecap;
 pub mod vlanencap;
@@ -18,6 +19,7 @@ pub static SPECS: &[&ClassSpec] = &[
     &ethermirror::SPEC,
     &etherrewrite::SPEC,
     &hostetherfilter::SPEC,
+    &setvlananno::SPEC,
     &storeetheraddress::SPEC,
     &vlandecap::SPEC,
     &vlanencap::SPEC,

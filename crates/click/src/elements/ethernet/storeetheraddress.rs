@@ -3,7 +3,7 @@
 use crate::elements::ip::getipaddress::parse_anno;
 use crate::prelude::*;
 use alloc::format;
-use click_lang::args::{parse_ether, parse_u64, RawString};
+use click_lang::args::{parse_u64, RawString};
 use click_wire::EtherAddress;
 
 /// `StoreEtherAddress(ADDR, OFFSET [, ANNO])`.
@@ -36,8 +36,8 @@ Packets too short for the address go to output 1 if connected, and are dropped o
 };
 
 impl Element for StoreEtherAddress {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         let addr = a.read_p::<[u8; 6]>("ADDR")?;
         let off = a.read_mp::<RawString>("OFFSET")?.0;
         let anno = match a.read::<RawString>("ANNO")? {
@@ -94,9 +94,9 @@ impl Element for StoreEtherAddress {
         }
     }
 
-    fn write_handler(&mut self, name: &str, value: &str, _cx: &Ctx) -> Option<HandlerResult<()>> {
+    fn write_handler(&mut self, name: &str, value: &str, cx: &Ctx) -> Option<HandlerResult<()>> {
         match name {
-            "addr" => Some(parse_ether(value.trim()).map(|a| self.addr = a)),
+            "addr" => Some(cx.arg_context().ether(value.trim()).map(|a| self.addr = a)),
             _ => None,
         }
     }

@@ -72,8 +72,8 @@ impl VLANDecap {
 }
 
 impl Element for VLANDecap {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         let anno = a.read_p::<bool>("ANNO")?.unwrap_or(true);
         let ethertype = a.read::<u16>("ETHERTYPE")?.unwrap_or(0x8100);
         a.complete()?;

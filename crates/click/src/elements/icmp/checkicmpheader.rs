@@ -100,8 +100,8 @@ impl CheckICMPHeader {
 }
 
 impl Element for CheckICMPHeader {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         self.stats.configure(&mut a)?;
         a.complete()?;
         Ok(())

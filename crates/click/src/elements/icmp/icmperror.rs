@@ -2,7 +2,7 @@
 
 use crate::prelude::*;
 use alloc::format;
-use click_lang::args::{parse_i64, parse_ipv4, split_words, RawString};
+use click_lang::args::{parse_i64, split_words, RawString};
 use click_wire::checksum::ip_checksum;
 use click_wire::icmp::{icmp_code, icmp_type};
 use click_wire::names::{icmp_code_by_name, icmp_type_by_name};
@@ -308,8 +308,8 @@ fn parse_code(ty: u8, s: &str) -> Result<u8, String> {
 }
 
 impl Element for ICMPError {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         let src = a.read_mp::<Ipv4Addr>("SRC")?;
         let ty = a.read_mp::<RawString>("TYPE")?.0;
         let code = a.read_p::<RawString>("CODE")?.map(|r| r.0);
@@ -327,7 +327,9 @@ impl Element for ICMPError {
         let mut bad_addrs = Vec::new();
         if let Some(b) = bad {
             for w in split_words(&b) {
-                let a = parse_ipv4(&w)
+                let a = cx
+                    .arg_context()
+                    .ip(&w)
                     .map_err(|_| String::from("BADADDRS: expected list of IP addresses"))?;
                 bad_addrs.push(u32::from(a));
             }
@@ -360,11 +362,13 @@ impl Element for ICMPError {
         }))
     }
 
-    fn write_handler(&mut self, name: &str, value: &str, _cx: &Ctx) -> Option<HandlerResult<()>> {
+    fn write_handler(&mut self, name: &str, value: &str, cx: &Ctx) -> Option<HandlerResult<()>> {
         let v = click_lang::args::uncomment(value);
         let v = v.trim();
         Some(match name {
-            "src" => parse_ipv4(v)
+            "src" => cx
+                .arg_context()
+                .ip(v)
                 .map(|a| self.src = a)
                 .map_err(|_| "expected IP address".into()),
             "mtu" => click_lang::args::parse_u64(v)

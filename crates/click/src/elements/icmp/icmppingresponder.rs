@@ -78,8 +78,8 @@ fn respond(p: &mut Packet, cx: &Ctx) -> bool {
 }
 
 impl Element for ICMPPingResponder {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        Args::new(config).complete()
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        cx.args(config).complete()
     }
 
     fn simple_action(&mut self, mut p: Packet, cx: &Ctx) -> Option<Packet> {

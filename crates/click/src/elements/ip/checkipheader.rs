@@ -3,7 +3,7 @@
 use crate::elements::standard::util::DropStats;
 use crate::prelude::*;
 use alloc::format;
-use click_lang::args::{parse_ipv4, parse_ipv4_prefix, parse_u64, split_words, RawString};
+use click_lang::args::{parse_u64, split_words, RawString};
 
 const REASONS: [&str; 6] = [
     "tiny packet",
@@ -88,11 +88,11 @@ The old form `CheckIPHeader(BADSRC [, OFFSET])`, with the bad source addresses p
     make: || Box::new(CheckIPHeader::default()),
 };
 
-fn addr_list(kw: &str, s: &str) -> Result<Vec<[u8; 4]>, String> {
+fn addr_list(kw: &str, s: &str, cx: &click_lang::ArgContext) -> Result<Vec<[u8; 4]>, String> {
     split_words(s)
         .iter()
         .map(|w| {
-            parse_ipv4(w)
+            cx.ip(w)
                 .map(|a| a.octets())
                 .map_err(|_| format!("{}: expected list of IP addresses", kw))
         })
@@ -171,13 +171,14 @@ impl CheckIPHeader {
 }
 
 impl Element for CheckIPHeader {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
+        let ac = cx.arg_context();
         let mut bad_src: Vec<[u8; 4]> = Vec::new();
         let mut good_dst: Vec<[u8; 4]> = Vec::new();
         if let Some(s) = a.read::<RawString>("INTERFACES")?.map(|r| r.0) {
             for w in split_words(&s) {
-                let (ip, mask) = parse_ipv4_prefix(&w).map_err(|_| {
+                let (ip, mask) = ac.prefix(&w, true).map_err(|_| {
                     String::from("INTERFACES: expected list of IP address prefixes")
                 })?;
                 let (ip, mask) = (u32::from(ip), u32::from(mask));
@@ -188,10 +189,10 @@ impl Element for CheckIPHeader {
             bad_src.push([255; 4]);
         }
         if let Some(s) = a.read::<RawString>("BADSRC")?.map(|r| r.0) {
-            bad_src = addr_list("BADSRC", &s)?;
+            bad_src = addr_list("BADSRC", &s, &ac)?;
         }
         if let Some(s) = a.read::<RawString>("GOODDST")?.map(|r| r.0) {
-            good_dst = addr_list("GOODDST", &s)?;
+            good_dst = addr_list("GOODDST", &s, &ac)?;
         }
         let mut offset = a.read::<usize>("OFFSET")?.unwrap_or(0);
         self.stats.configure(&mut a)?;
@@ -206,9 +207,9 @@ impl Element for CheckIPHeader {
             // addresses positional (as Click 1.x and 2.0 wrote them, e.g.
             // fake-iprouter.click's `CheckIPHeader(18.26.4.255 1.255.255.255)`)
             // or keywords.
-            let mut b = Args::from_vec(rest);
+            let mut b = Args::from_vec_in(rest, ac);
             if let Some(s) = b.read_p::<RawString>("BADSRC")?.map(|r| r.0) {
-                bad_src = addr_list("BADSRC", &s)?;
+                bad_src = addr_list("BADSRC", &s, &ac)?;
                 bad_src.push([0; 4]);
                 bad_src.push([255; 4]);
             }

@@ -30,8 +30,8 @@ packet has length LENGTH or smaller, it is sent to output 0; otherwise, it is pu
 };
 
 impl Element for CheckLength {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         let max = a.read_mp::<u32>("LENGTH")?;
         a.complete()?;
         self.max = max;

@@ -184,8 +184,8 @@ impl CheckTransportHeader {
 }
 
 impl Element for CheckTransportHeader {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         self.stats.configure(&mut a)?;
         a.complete()?;
         Ok(())

@@ -91,8 +91,8 @@ impl DecIPTTL {
 }
 
 impl Element for DecIPTTL {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         let active = a.read::<bool>("ACTIVE")?.unwrap_or(true);
         let multicast = a.read::<bool>("MULTICAST")?.unwrap_or(true);
         a.complete()?;

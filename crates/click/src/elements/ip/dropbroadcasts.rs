@@ -53,8 +53,8 @@ impl DropBroadcasts {
 }
 
 impl Element for DropBroadcasts {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        Args::new(config).complete()
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        cx.args(config).complete()
     }
 
     #[inline]

@@ -36,8 +36,8 @@ still cleared).",
 };
 
 impl Element for FixIPSrc {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         let ip = a.read_mp::<Ipv4Addr>("IPADDR")?;
         a.complete()?;
         self.ip = ip;

@@ -61,8 +61,8 @@ pub(crate) fn parse_anno(s: &str, size: usize) -> Result<usize, String> {
 }
 
 impl Element for GetIPAddress {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         let offset = a.read_p::<usize>("OFFSET")?;
         let anno = match a.read_p::<RawString>("ANNO")? {
             Some(s) => parse_anno(&s.0, 4).map_err(|e| alloc::format!("ANNO: {}", e))?,

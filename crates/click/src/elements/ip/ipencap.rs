@@ -66,8 +66,8 @@ The StripIPHeader element can be used by the receiver to remove the encapsulatio
     },
 };
 
-fn parse(config: &str) -> Result<([u8; 20], bool), String> {
-    let mut a = Args::new(config);
+fn parse(config: &str, cx: click_lang::ArgContext) -> Result<([u8; 20], bool), String> {
+    let mut a = Args::with_context(config, cx);
     let proto = a.read_mp::<RawString>("PROTO")?;
     let src = a.read_mp::<Ipv4Addr>("SRC")?;
     let dst = a.read_mp::<RawString>("DST")?;
@@ -79,7 +79,7 @@ fn parse(config: &str) -> Result<([u8; 20], bool), String> {
     let df = a.read::<bool>("DF")?.unwrap_or(false);
     a.complete()?;
     let proto = parse_ip_proto(&proto.0).map_err(|e| format!("PROTO: {}", e))?;
-    let dst = parse_dst_or_anno(&dst.0)
+    let dst = parse_dst_or_anno(&dst.0, &cx)
         .map_err(|_| String::from("DST argument should be IP address or 'DST_ANNO'"))?;
     let ect = match ect {
         None => 0u8,
@@ -157,8 +157,8 @@ impl IPEncap {
 }
 
 impl Element for IPEncap {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let (hdr, dst_anno) = parse(config)?;
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let (hdr, dst_anno) = parse(config, cx.arg_context())?;
         self.hdr = hdr;
         self.dst_anno = dst_anno;
         self.config = config.to_string();
@@ -189,14 +189,14 @@ impl Element for IPEncap {
         }
     }
 
-    fn write_handler(&mut self, name: &str, value: &str, _cx: &Ctx) -> Option<HandlerResult<()>> {
+    fn write_handler(&mut self, name: &str, value: &str, cx: &Ctx) -> Option<HandlerResult<()>> {
         let (pos, kw) = match name {
             "src" => (1, "SRC"),
             "dst" => (2, "DST"),
             _ => return None,
         };
         let newconf = replace_arg(&self.config, pos, kw, value.trim());
-        Some(parse(&newconf).map(|(hdr, dst_anno)| {
+        Some(parse(&newconf, cx.arg_context()).map(|(hdr, dst_anno)| {
             self.hdr = hdr;
             self.dst_anno = dst_anno;
             self.config = newconf;

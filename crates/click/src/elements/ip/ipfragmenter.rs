@@ -256,8 +256,8 @@ impl IPFragmenter {
 }
 
 impl Element for IPFragmenter {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         let mtu = a.read_mp::<u32>("MTU")?;
         let honor_df = a.read_p::<bool>("HONOR_DF")?.unwrap_or(true);
         let verbose = a.read_p::<bool>("VERBOSE")?.unwrap_or(false);

@@ -3,7 +3,7 @@
 
 use super::iputil::set_ip_checksum;
 use crate::prelude::*;
-use click_lang::args::{parse_ipv4, split_words, RawString};
+use click_lang::args::{split_words, RawString};
 use core::net::Ipv4Addr;
 
 const IPOPT_EOL: u8 = 0;
@@ -172,8 +172,8 @@ impl IPGWOptions {
 }
 
 impl Element for IPGWOptions {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         let my = a.read_mp::<Ipv4Addr>("MYADDR")?;
         let mut others = a.read_p::<RawString>("OTHERADDRS")?;
         if others.is_none() && a.remaining() == 1 {
@@ -185,7 +185,9 @@ impl Element for IPGWOptions {
         let mut addrs = Vec::new();
         if let Some(o) = others {
             for w in split_words(&o.0) {
-                let ip = parse_ipv4(&w)
+                let ip = cx
+                    .arg_context()
+                    .ip(&w)
                     .map_err(|_| String::from("OTHERADDRS: expected list of IP addresses"))?;
                 addrs.push(ip.octets());
             }

@@ -412,8 +412,8 @@ impl IPPrint {
 }
 
 impl Element for IPPrint {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         let label = a.read_p::<String>("LABEL")?.unwrap_or_default();
         let contents = a.read::<String>("CONTENTS")?.unwrap_or_else(|| "no".into());
         let payload = a.read::<String>("PAYLOAD")?.unwrap_or_else(|| "no".into());

@@ -430,8 +430,8 @@ impl IPReassembler {
 }
 
 impl Element for IPReassembler {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         let himem = a.read::<u32>("HIMEM")?;
         let maxmem = a.read::<u32>("MAX_MEMORY")?;
         let mtu_anno = match a.read::<RawString>("MAX_MTU_ANNO")? {

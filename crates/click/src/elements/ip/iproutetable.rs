@@ -8,9 +8,8 @@ use crate::prelude::*;
 use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::vec;
-use click_lang::args::{
-    parse_i64, parse_ipv4, parse_ipv4_prefix, shift_word, split_args, uncomment,
-};
+use click_lang::args::{parse_i64, shift_word, split_args, uncomment};
+use click_lang::ArgContext;
 use core::fmt::Write as _;
 use core::net::Ipv4Addr;
 
@@ -84,11 +83,13 @@ impl Route {
 }
 
 /// Click's `cp_ip_route`: `ADDR/MASK [GW|-] PORT`; with `remove`, the port
-/// may be omitted (it is then -1).
-pub fn parse_route(s: &str, remove: bool) -> Option<Route> {
+/// may be omitted (it is then -1). Addresses may be AddressInfo names; a
+/// name for both an address and a prefix means the address (a host
+/// route), as in Click.
+pub fn parse_route(s: &str, remove: bool, cx: &ArgContext) -> Option<Route> {
     let mut s = String::from(s);
     let w = shift_word(&mut s);
-    let (a, m) = parse_ipv4_prefix(&w).ok()?;
+    let (a, m) = cx.prefix(&w, true).ok()?;
     let mask = u32::from(m);
     let mut r = Route {
         addr: u32::from(a) & mask,
@@ -99,7 +100,7 @@ pub fn parse_route(s: &str, remove: bool) -> Option<Route> {
     let mut word = shift_word(&mut s);
     if word == "-" {
         word = shift_word(&mut s);
-    } else if let Ok(gw) = parse_ipv4(&word) {
+    } else if let Ok(gw) = cx.ip(&word) {
         r.gw = u32::from(gw);
         word = shift_word(&mut s);
     }
@@ -439,9 +440,10 @@ impl IpRouteLookup {
         cmd: Cmd,
         s: &str,
         undo: Option<&mut Vec<(Cmd, Route)>>,
+        cx: &ArgContext,
     ) -> Result<(), String> {
         let remove = cmd == Cmd::Remove;
-        let r = match parse_route(s, remove) {
+        let r = match parse_route(s, remove, cx) {
             Some(r) => r,
             None => {
                 return Err(if remove {
@@ -476,7 +478,7 @@ impl IpRouteLookup {
         }
     }
 
-    fn ctrl(&mut self, text: &str) -> Result<(), String> {
+    fn ctrl(&mut self, text: &str, cx: &ArgContext) -> Result<(), String> {
         let text = uncomment(text);
         let mut undo: Vec<(Cmd, Route)> = Vec::new();
         let mut result = Ok(());
@@ -493,7 +495,7 @@ impl IpRouteLookup {
                     break;
                 }
             };
-            if let Err(e) = self.run_command(cmd, &line, Some(&mut undo)) {
+            if let Err(e) = self.run_command(cmd, &line, Some(&mut undo), cx) {
                 result = Err(e);
                 break;
             }
@@ -528,8 +530,9 @@ impl Element for IpRouteLookup {
     fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
         let mut table = Table::new(self.table.linear);
         let mut errs: Vec<String> = Vec::new();
+        let ac = cx.arg_context();
         for (i, a) in split_args(config).iter().enumerate() {
-            match parse_route(a, false) {
+            match parse_route(a, false, &ac) {
                 None => errs.push(format!(
                     "argument {} should be 'ADDR/MASK [GATEWAY] OUTPUT'",
                     i + 1
@@ -583,10 +586,10 @@ impl Element for IpRouteLookup {
         self.ports = ports;
     }
 
-    fn read_handler(&mut self, name: &str, _cx: &Ctx) -> Option<HandlerResult<String>> {
+    fn read_handler(&mut self, name: &str, cx: &Ctx) -> Option<HandlerResult<String>> {
         match name {
             "table" => Some(Ok(self.table.dump())),
-            "lookup" => Some(self.lookup_handler("")),
+            "lookup" => Some(self.lookup_handler("", &cx.arg_context())),
             _ => None,
         }
     }
@@ -595,24 +598,25 @@ impl Element for IpRouteLookup {
         &mut self,
         name: &str,
         param: &str,
-        _cx: &Ctx,
+        cx: &Ctx,
     ) -> Option<HandlerResult<String>> {
         match name {
-            "lookup" => Some(self.lookup_handler(param)),
+            "lookup" => Some(self.lookup_handler(param, &cx.arg_context())),
             _ => None,
         }
     }
 
-    fn write_handler(&mut self, name: &str, value: &str, _cx: &Ctx) -> Option<HandlerResult<()>> {
+    fn write_handler(&mut self, name: &str, value: &str, cx: &Ctx) -> Option<HandlerResult<()>> {
         if self.kind == Kind::Static {
             return None;
         }
         let v = value.trim();
+        let ac = cx.arg_context();
         Some(match name {
-            "add" => self.run_command(Cmd::Add, v, None),
-            "set" => self.run_command(Cmd::Set, v, None),
-            "remove" => self.run_command(Cmd::Remove, v, None),
-            "ctrl" => self.ctrl(value),
+            "add" => self.run_command(Cmd::Add, v, None, &ac),
+            "set" => self.run_command(Cmd::Set, v, None, &ac),
+            "remove" => self.run_command(Cmd::Remove, v, None, &ac),
+            "ctrl" => self.ctrl(value, &ac),
             _ => return None,
         })
     }
@@ -622,8 +626,10 @@ impl Element for IpRouteLookup {
 
 impl IpRouteLookup {
     /// The `lookup` handler: `PORT [GW]` for an address (`-1` if none).
-    pub fn lookup_handler(&self, arg: &str) -> HandlerResult<String> {
-        let a = parse_ipv4(arg.trim()).map_err(|_| String::from("expected IP address"))?;
+    pub fn lookup_handler(&self, arg: &str, cx: &ArgContext) -> HandlerResult<String> {
+        let a = cx
+            .ip(arg.trim())
+            .map_err(|_| String::from("expected IP address"))?;
         Ok(match self.table.lookup(u32::from(a)) {
             Some(r) if r.gw != 0 => format!("{} {}", r.port, Ipv4Addr::from(r.gw)),
             Some(r) => format!("{}", r.port),
@@ -732,7 +738,7 @@ mod tests {
     use super::*;
 
     fn r(s: &str) -> Route {
-        parse_route(s, false).unwrap()
+        parse_route(s, false, &ArgContext::none()).unwrap()
     }
 
     /// Reference: linear longest-prefix match.
@@ -800,8 +806,11 @@ mod tests {
             "10.0.0.0/8 10.0.0.254 1"
         );
         assert_eq!(r("1.2.3.4 - 0").mask, u32::MAX);
-        assert!(parse_route("10/8", false).is_none());
-        assert_eq!(parse_route("10/8", true).unwrap().port, -1);
-        assert!(parse_route("10/8 1 2", false).is_none());
+        assert!(parse_route("10/8", false, &ArgContext::none()).is_none());
+        assert_eq!(
+            parse_route("10/8", true, &ArgContext::none()).unwrap().port,
+            -1
+        );
+        assert!(parse_route("10/8 1 2", false, &ArgContext::none()).is_none());
     }
 }

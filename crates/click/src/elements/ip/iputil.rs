@@ -17,23 +17,22 @@ pub(crate) fn parse_ip_proto(s: &str) -> Result<u8, String> {
 }
 
 /// Click's `IPPortArg`: a port number or a well-known service name.
-pub(crate) fn parse_port(s: &str) -> Result<u16, String> {
-    let s = s.trim();
-    if let Some(v) = click_wire::names::port_by_name(s) {
-        return Ok(v);
-    }
-    let v = click_lang::args::parse_u64(s).map_err(|_| String::from("expected port number"))?;
-    u16::try_from(v).map_err(|_| String::from("port number out of range"))
+/// A UDP port: a number, a PortInfo name or a well-known name.
+pub(crate) fn parse_port(s: &str, cx: &click_lang::ArgContext) -> Result<u16, String> {
+    cx.port(s.trim(), click_lang::names::IP_PROTO_UDP)
 }
 
 /// A destination that is an address or `DST_ANNO` (take it from the packet's
 /// destination IP annotation). `None` means `DST_ANNO`.
-pub(crate) fn parse_dst_or_anno(s: &str) -> Result<Option<Ipv4Addr>, ()> {
+pub(crate) fn parse_dst_or_anno(
+    s: &str,
+    cx: &click_lang::ArgContext,
+) -> Result<Option<Ipv4Addr>, ()> {
     let s = s.trim();
     if s == "DST_ANNO" {
         Ok(None)
     } else {
-        click_lang::args::parse_ipv4(s).map(Some).map_err(|_| ())
+        cx.ip(s).map(Some).map_err(|_| ())
     }
 }
 
@@ -86,12 +85,13 @@ mod tests {
         assert_eq!(parse_ip_proto("4"), Ok(4));
         assert!(parse_ip_proto("256").is_err());
         assert!(parse_ip_proto("tcpudp").is_err());
-        assert_eq!(parse_port("dns"), Ok(53));
-        assert_eq!(parse_port("1234"), Ok(1234));
-        assert!(parse_port("70000").is_err());
-        assert_eq!(parse_dst_or_anno("DST_ANNO"), Ok(None));
+        let cx = click_lang::ArgContext::none();
+        assert_eq!(parse_port("dns", &cx), Ok(53));
+        assert_eq!(parse_port("1234", &cx), Ok(1234));
+        assert!(parse_port("70000", &cx).is_err());
+        assert_eq!(parse_dst_or_anno("DST_ANNO", &cx), Ok(None));
         assert_eq!(
-            parse_dst_or_anno("1.2.3.4"),
+            parse_dst_or_anno("1.2.3.4", &cx),
             Ok(Some(Ipv4Addr::new(1, 2, 3, 4)))
         );
     }

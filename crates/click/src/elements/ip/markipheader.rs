@@ -27,8 +27,8 @@ CheckIPHeader for that.",
 };
 
 impl Element for MarkIPHeader {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         let offset = a.read_p::<usize>("OFFSET")?.unwrap_or(0);
         a.complete()?;
         self.offset = offset;

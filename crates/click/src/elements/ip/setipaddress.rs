@@ -41,8 +41,8 @@ name such as `DST_IP`, or a byte offset).",
 };
 
 impl Element for SetIPAddress {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         let ip = a.read_mp::<Ipv4Addr>("IPADDR")?;
         let anno = match a.read::<RawString>("ANNO")? {
             Some(s) => parse_anno(&s.0, 4).map_err(|e| format!("ANNO: {}", e))?,
@@ -76,10 +76,11 @@ impl Element for SetIPAddress {
         }
     }
 
-    fn write_handler(&mut self, name: &str, value: &str, _cx: &Ctx) -> Option<HandlerResult<()>> {
+    fn write_handler(&mut self, name: &str, value: &str, cx: &Ctx) -> Option<HandlerResult<()>> {
         match name {
             "addr" => Some(
-                click_lang::args::parse_ipv4(value.trim())
+                cx.arg_context()
+                    .ip(value.trim())
                     .map(|a| self.ip = a)
                     .map_err(|_| String::from("expected IP address")),
             ),

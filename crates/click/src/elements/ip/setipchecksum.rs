@@ -43,8 +43,8 @@ fn fix(p: &mut Packet) -> bool {
 }
 
 impl Element for SetIPChecksum {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        Args::new(config).complete()
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        cx.args(config).complete()
     }
 
     #[inline]

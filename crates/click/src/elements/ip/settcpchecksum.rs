@@ -74,8 +74,8 @@ impl SetTCPChecksum {
 }
 
 impl Element for SetTCPChecksum {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         let fixoff = a.read_p::<bool>("FIXOFF")?.unwrap_or(false);
         a.complete()?;
         self.fixoff = fixoff;

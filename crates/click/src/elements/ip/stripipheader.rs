@@ -23,8 +23,8 @@ still points at the (now stripped) IP header; UnstripIPHeader puts it back.",
 };
 
 impl Element for StripIPHeader {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        Args::new(config).complete()
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        cx.args(config).complete()
     }
 
     #[inline]
@@ -62,8 +62,8 @@ already in the packet, forwards it unchanged.",
 };
 
 impl Element for UnstripIPHeader {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        Args::new(config).complete()
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        cx.args(config).complete()
     }
 
     #[inline]

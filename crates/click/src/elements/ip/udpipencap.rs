@@ -76,8 +76,8 @@ encapsulation.",
 
 type Parsed = (Ipv4Addr, u16, Option<Ipv4Addr>, u16, bool);
 
-fn parse(config: &str) -> Result<Parsed, String> {
-    let mut a = Args::new(config);
+fn parse(config: &str, cx: click_lang::ArgContext) -> Result<Parsed, String> {
+    let mut a = Args::with_context(config, cx);
     let src = match a.read::<Ipv4Addr>("SADDR")? {
         Some(s) => s,
         None => a.read_mp::<Ipv4Addr>("SRC")?,
@@ -90,9 +90,9 @@ fn parse(config: &str) -> Result<Parsed, String> {
     let dport = a.read_mp::<RawString>("DPORT")?;
     let checksum = a.read_p::<bool>("CHECKSUM")?.unwrap_or(true);
     a.complete()?;
-    let sport = parse_port(&sport.0).map_err(|e| format!("SPORT: {}", e))?;
-    let dport = parse_port(&dport.0).map_err(|e| format!("DPORT: {}", e))?;
-    let dst = parse_dst_or_anno(&dst.0).map_err(|_| String::from("bad DST"))?;
+    let sport = parse_port(&sport.0, &cx).map_err(|e| format!("SPORT: {}", e))?;
+    let dport = parse_port(&dport.0, &cx).map_err(|e| format!("DPORT: {}", e))?;
+    let dst = parse_dst_or_anno(&dst.0, &cx).map_err(|_| String::from("bad DST"))?;
     Ok((src, sport, dst, dport, checksum))
 }
 
@@ -145,8 +145,8 @@ impl UDPIPEncap {
 }
 
 impl Element for UDPIPEncap {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let parsed = parse(config)?;
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let parsed = parse(config, cx.arg_context())?;
         self.set(parsed);
         self.config = config.to_string();
         Ok(())
@@ -176,7 +176,7 @@ impl Element for UDPIPEncap {
         }))
     }
 
-    fn write_handler(&mut self, name: &str, value: &str, _cx: &Ctx) -> Option<HandlerResult<()>> {
+    fn write_handler(&mut self, name: &str, value: &str, cx: &Ctx) -> Option<HandlerResult<()>> {
         let (pos, mut kw) = match name {
             "src" => (0, "SRC"),
             "sport" => (1, "SPORT"),
@@ -196,7 +196,7 @@ impl Element for UDPIPEncap {
             kw = "DADDR";
         }
         let newconf = replace_arg(&self.config, pos, kw, value.trim());
-        Some(parse(&newconf).map(|parsed| {
+        Some(parse(&newconf, cx.arg_context()).map(|parsed| {
             self.set(parsed);
             self.config = newconf;
         }))

@@ -89,8 +89,8 @@ impl AverageCounter {
 }
 
 impl Element for AverageCounter {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         let ignore = a.read_p::<Seconds>("IGNORE")?.map(|s| s.0).unwrap_or(0);
         a.complete()?;
         self.ignore = (ignore.max(0) as u64) / 1_000_000;

@@ -92,8 +92,8 @@ impl Counter {
 }
 
 impl Element for Counter {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         let cc = a.read::<RawString>("COUNT_CALL")?;
         let bc = a.read::<RawString>("BYTE_COUNT_CALL")?;
         a.complete()?;

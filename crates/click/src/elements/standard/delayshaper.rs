@@ -51,8 +51,8 @@ impl DelayShaper {
 }
 
 impl Element for DelayShaper {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         let d = a.read_mp::<Seconds>("DELAY")?.0;
         a.complete()?;
         if d < 0 {

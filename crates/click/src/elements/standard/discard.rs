@@ -50,8 +50,8 @@ error) in push context.\n\
 };
 
 impl Element for Discard {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         let active = a.read::<bool>("ACTIVE")?;
         let burst = a.read::<u32>("BURST")?.unwrap_or(1);
         a.complete()?;

@@ -25,8 +25,8 @@ return nothing. Its notifier is always asleep, so pullers downstream of it sleep
 };
 
 impl Element for Idle {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        Args::new(config).complete()
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        cx.args(config).complete()
     }
     fn initialize(&mut self, cx: &Ctx) -> Result<(), String> {
         self.signal = Some(cx.new_signal(false));

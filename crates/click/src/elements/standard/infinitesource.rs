@@ -96,8 +96,8 @@ impl InfiniteSource {
 }
 
 impl Element for InfiniteSource {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         let data = util::read_data(&mut a, "DATA", true)?;
         let limit = a.read_p::<i64>("LIMIT")?.unwrap_or(-1);
         let burst = a.read_p::<i32>("BURST")?.unwrap_or(1);

@@ -3,6 +3,7 @@
 
 use crate::element::ClassSpec;
 
+pub mod addressinfo;
 pub mod averagecounter;
 pub mod counter;
 pub mod delayshaper;
@@ -11,6 +12,7 @@ pub mod idle;
 pub mod infinitesource;
 pub mod null;
 pub mod paint;
+pub mod portinfo;
 pub mod print;
 pub mod priosched;
 pub mod queue;
@@ -22,6 +24,7 @@ pub mod red;
 pub mod rrsched;
 pub mod scheduleinfo;
 pub mod script;
+pub mod settimestamp;
 pub mod shaper;
 pub mod staticthreadsched;
 pub mod strip;
@@ -34,6 +37,7 @@ pub mod unqueue;
 pub mod util;
 
 pub static SPECS: &[&ClassSpec] = &[
+    &addressinfo::SPEC,
     &averagecounter::SPEC,
     &counter::SPEC,
     &delayshaper::SPEC,
@@ -47,6 +51,7 @@ pub static SPECS: &[&ClassSpec] = &[
     &paint::PAINTSWITCH_SPEC,
     &paint::CHECKPAINT_SPEC,
     &paint::PAINTTEE_SPEC,
+    &portinfo::SPEC,
     &print::SPEC,
     &priosched::SPEC,
     &queue::SPEC,
@@ -69,12 +74,15 @@ pub static SPECS: &[&ClassSpec] = &[
     &staticthreadsched::SPEC,
     &strip::SPEC,
     &strip::UNSTRIP_SPEC,
+    &strip::STRIPTONETWORKHEADER_SPEC,
     &scheduleinfo::SPEC,
+    &settimestamp::SPEC,
     &truncate::SPEC,
     &suppressor::SPEC,
     &switch::SPEC,
     &switch::STATICSWITCH_SPEC,
     &switch::PULLSWITCH_SPEC,
+    &switch::SIMPLEPULLSWITCH_SPEC,
     &switch::RRSWITCH_SPEC,
     &switch::HASHSWITCH_SPEC,
     &tee::SPEC,

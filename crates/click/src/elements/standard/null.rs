@@ -7,8 +7,8 @@ use crate::prelude::*;
 pub struct Null;
 
 impl Element for Null {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        Args::new(config).complete()
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        cx.args(config).complete()
     }
 
     #[inline]

@@ -148,8 +148,8 @@ one-byte annotation at offset ANNO). Packets whose value names no output are dro
 };
 
 impl Element for PaintSwitch {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         let anno = read_anno(&mut a)?;
         a.complete()?;
         self.anno = anno;

@@ -129,8 +129,8 @@ impl Print {
 }
 
 impl Element for Print {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         let label = a.read_p::<String>("LABEL")?.unwrap_or_default();
         let mut bytes = a.read_p::<i32>("MAXLENGTH")?.unwrap_or(24);
         if let Some(b) = a.read::<i32>("LENGTH")? {

@@ -27,8 +27,8 @@ see the notifiers of every input and sleep only when all are empty.",
 };
 
 impl Element for PrioSched {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        Args::new(config).complete()
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        cx.args(config).complete()
     }
 
     fn pull(&mut self, _port: usize, cx: &Ctx) -> Option<Packet> {

@@ -261,8 +261,8 @@ impl Queue {
 }
 
 impl Element for Queue {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         let cap = a.read_p::<u32>("CAPACITY")?.unwrap_or(1000);
         a.complete()?;
         self.capacity = cap as usize;

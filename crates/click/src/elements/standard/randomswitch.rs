@@ -27,7 +27,7 @@ the same choices on every run.",
 
 impl Element for RandomSwitch {
     fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
-        Args::new(config).complete()?;
+        cx.args(config).complete()?;
         self.rng = Rng::from_name(cx.name);
         Ok(())
     }

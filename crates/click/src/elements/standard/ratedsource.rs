@@ -79,8 +79,8 @@ impl RatedSource {
 }
 
 impl Element for RatedSource {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         let data = util::read_data(&mut a, "DATA", true)?;
         let mut rate = a.read_p::<u32>("RATE")?.unwrap_or(10) as u64;
         let limit = a.read_p::<i32>("LIMIT")?.unwrap_or(-1);

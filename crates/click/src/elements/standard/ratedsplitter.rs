@@ -76,8 +76,8 @@ BURST_DURATION.",
 };
 
 impl Element for RatedSplitter {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         let cfg = RateConfig::read(&mut a, self.cfg.bandwidth)?;
         a.complete()?;
         cfg.apply(&mut self.tb);

@@ -239,8 +239,8 @@ BURST_DURATION.\n\
 };
 
 impl Element for RatedUnqueue {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         let cfg = RateConfig::read(&mut a, self.cfg.bandwidth)?;
         let active = a.read::<bool>("ACTIVE")?.unwrap_or(true);
         a.complete()?;

@@ -325,7 +325,7 @@ impl Red {
 
 impl Element for Red {
     fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+        let mut a = cx.args(config);
         let min_thresh = u64::from(a.read_mp::<u32>("MIN_THRESH")?);
         let max_thresh = u64::from(a.read_mp::<u32>("MAX_THRESH")?);
         let max_p = read_fixed16(&mut a, "MAX_P")?;

@@ -25,8 +25,8 @@ the notifiers of every input, so they sleep only when all inputs are empty.",
 };
 
 impl Element for RoundRobinSched {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         let _ = a.read_p::<u32>("MAX_BACKOFF")?;
         a.complete()
     }

@@ -1254,7 +1254,7 @@ fn sprintf(param: &str) -> Result<String, String> {
 
 impl Element for Script {
     fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+        let mut a = cx.args(config);
         let type_arg = a.read::<RawString>("TYPE")?;
         let conf = a.rest();
         let mut ty = self.ty;

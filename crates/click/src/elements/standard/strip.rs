@@ -25,8 +25,8 @@ shorter). The bytes stay in the buffer's headroom, so Unstrip can restore them."
 };
 
 impl Element for Strip {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         let n = a.read_mp::<u32>("LENGTH")?;
         a.complete()?;
         self.n = n as usize;
@@ -83,8 +83,8 @@ fn unstrip(p: &mut Packet, n: usize) {
 }
 
 impl Element for Unstrip {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         let n = a.read_mp::<u32>("LENGTH")?;
         a.complete()?;
         self.n = n as usize;
@@ -100,6 +100,56 @@ impl Element for Unstrip {
     fn push_batch(&mut self, _port: usize, mut b: Batch, cx: &Ctx) {
         for p in b.iter_mut() {
             unstrip(p, self.n);
+        }
+        cx.push_batch(0, b);
+    }
+
+    crate::element_any!();
+}
+
+/// `StripToNetworkHeader()`: strips everything before the network header.
+#[derive(Default)]
+pub struct StripToNetworkHeader;
+
+pub static STRIPTONETWORKHEADER_SPEC: ClassSpec = ClassSpec {
+    name: "StripToNetworkHeader",
+    port_count: "1/1",
+    processing: "a/a",
+    group: "standard",
+    signature: "StripToNetworkHeader()",
+    summary: "Strips everything preceding network header.",
+    description: "Strips any data preceding the network header (as MarkIPHeader, CheckIPHeader \
+and friends set it) from every packet. If the network header is before the start of the packet \
+data (a header that was stripped), the data start moves back to it. Packets without a network \
+header pass unchanged.",
+    ports: "one input, one output",
+    handlers: &[],
+    live_reconfigure: false,
+    order_sensitive: false,
+    make: || Box::new(StripToNetworkHeader),
+};
+
+#[inline]
+fn strip_to_network(p: &mut Packet) {
+    if let Some(off) = p.network_header_offset() {
+        p.shift_head(off);
+    }
+}
+
+impl Element for StripToNetworkHeader {
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        cx.args(config).complete()
+    }
+
+    #[inline]
+    fn simple_action(&mut self, mut p: Packet, _cx: &Ctx) -> Option<Packet> {
+        strip_to_network(&mut p);
+        Some(p)
+    }
+
+    fn push_batch(&mut self, _port: usize, mut b: Batch, cx: &Ctx) {
+        for p in b.iter_mut() {
+            strip_to_network(p);
         }
         cx.push_batch(0, b);
     }

@@ -71,7 +71,7 @@ fn active_port(name: &str) -> Option<usize> {
 
 impl Element for Suppressor {
     fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
-        Args::new(config).complete()?;
+        cx.args(config).complete()?;
         self.suppressed = alloc::vec![false; cx.noutputs];
         Ok(())
     }

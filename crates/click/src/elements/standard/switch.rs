@@ -100,10 +100,15 @@ impl Element for Switch {
     crate::element_any!();
 }
 
-/// `PullSwitch([INPUT])`: pulls from one input.
+/// `PullSwitch([INPUT])`: pulls from one input, with a notifier.
 #[derive(Default)]
 pub struct PullSwitch {
     input: i64,
+    /// The notifier downstream pullers wait on: active while the selected
+    /// input may have packets.
+    notifier: Option<SignalId>,
+    /// Each input's upstream signal.
+    signals: Vec<UpstreamSignal>,
 }
 
 pub static PULLSWITCH_SPEC: ClassSpec = ClassSpec {
@@ -114,7 +119,10 @@ pub static PULLSWITCH_SPEC: ClassSpec = ClassSpec {
     signature: "PullSwitch([INPUT])",
     summary: "Forwards pull requests to settable input.",
     description: "On every pull, pulls a packet from input INPUT (default 0) and returns it. A \
-negative INPUT, or one that names no input, returns nothing.",
+negative INPUT, or one that names no input, returns nothing. PullSwitch has an empty notifier, \
+as Click's: pullers downstream sleep while the selected input has nothing (it is inactive with \
+no input selected, and follows the selected input's queues), and wake when the switch selects \
+an input that may have packets.",
     ports: "zero or more pull inputs, one pull output",
     handlers: &[HandlerDoc {
         name: "switch",
@@ -126,7 +134,116 @@ negative INPUT, or one that names no input, returns nothing.",
     make: || Box::new(PullSwitch::default()),
 };
 
+impl PullSwitch {
+    fn set_input(&mut self, k: i64, cx: &Ctx) {
+        self.input = k;
+        let Some(n) = self.notifier else {
+            return;
+        };
+        if k < 0 {
+            cx.set_signal(n, false);
+        } else if self
+            .signals
+            .get(k as usize)
+            .is_some_and(|s| cx.signal_active(s))
+        {
+            cx.set_signal(n, true);
+        }
+    }
+}
+
 impl Element for PullSwitch {
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        self.input = read_k(config, "INPUT", cx.ninputs)?;
+        Ok(())
+    }
+
+    fn initialize(&mut self, cx: &Ctx) -> Result<(), String> {
+        let n = cx.new_signal(self.input >= 0);
+        self.notifier = Some(n);
+        self.signals = (0..cx.ninputs())
+            .map(|i| cx.upstream_signal_dependent(i, n))
+            .collect();
+        Ok(())
+    }
+
+    fn pull(&mut self, _port: usize, cx: &Ctx) -> Option<Packet> {
+        if self.input < 0 {
+            // an input's queue filling woke the notifier: back to sleep, or
+            // the puller would spin on a switch that selects nothing
+            if let Some(n) = self.notifier {
+                cx.set_signal(n, false);
+            }
+            return None;
+        }
+        let i = self.input as usize;
+        match cx.pull(i) {
+            Some(p) => {
+                if let Some(n) = self.notifier {
+                    cx.set_signal(n, true);
+                }
+                Some(p)
+            }
+            None => {
+                if let Some(n) = self.notifier {
+                    if !self.signals.get(i).is_some_and(|s| cx.signal_active(s)) {
+                        cx.set_signal(n, false);
+                    }
+                }
+                None
+            }
+        }
+    }
+
+    fn empty_signal(&self) -> Option<SignalId> {
+        self.notifier
+    }
+
+    fn read_handler(&mut self, name: &str, _cx: &Ctx) -> Option<HandlerResult<String>> {
+        (name == "switch").then(|| Ok(self.input.to_string()))
+    }
+
+    fn write_handler(&mut self, name: &str, value: &str, cx: &Ctx) -> Option<HandlerResult<()>> {
+        (name == "switch").then(|| {
+            write_k(value, cx.ninputs(), "PullSwitch input").map(|k| self.set_input(k, cx))
+        })
+    }
+
+    fn current_config(&self) -> Option<String> {
+        Some(self.input.to_string())
+    }
+
+    crate::element_any!();
+}
+
+/// `SimplePullSwitch([INPUT])`: pulls from one input, without a notifier.
+#[derive(Default)]
+pub struct SimplePullSwitch {
+    input: i64,
+}
+
+pub static SIMPLEPULLSWITCH_SPEC: ClassSpec = ClassSpec {
+    name: "SimplePullSwitch",
+    port_count: "-/1",
+    processing: "l/l",
+    group: "standard",
+    signature: "SimplePullSwitch([INPUT])",
+    summary: "Forwards pull requests to settable input.",
+    description: "On every pull, pulls a packet from input INPUT (default 0) and returns it. A \
+negative INPUT, or one that names no input, returns nothing. Unlike PullSwitch it has no \
+notifier of its own: pullers downstream see the notifiers of all its inputs.",
+    ports: "zero or more pull inputs, one pull output",
+    handlers: &[HandlerDoc {
+        name: "switch",
+        mode: HandlerMode::ReadWrite,
+        text: "The current input (-1: none).",
+    }],
+    live_reconfigure: true,
+    order_sensitive: false,
+    make: || Box::new(SimplePullSwitch::default()),
+};
+
+impl Element for SimplePullSwitch {
     fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
         self.input = read_k(config, "INPUT", cx.ninputs)?;
         Ok(())
@@ -145,8 +262,14 @@ impl Element for PullSwitch {
     }
 
     fn write_handler(&mut self, name: &str, value: &str, cx: &Ctx) -> Option<HandlerResult<()>> {
-        (name == "switch")
-            .then(|| write_k(value, cx.ninputs(), "PullSwitch input").map(|k| self.input = k))
+        (name == "switch").then(|| {
+            match util::parse_int(value) {
+                Some(k) if k >= 0 && (k as usize) < cx.ninputs() => Ok(k),
+                Some(_) => Ok(-1),
+                None => Err(alloc::string::String::from("syntax error")),
+            }
+            .map(|k| self.input = k)
+        })
     }
 
     fn current_config(&self) -> Option<String> {
@@ -179,8 +302,8 @@ output 0, the next out output 1, and so on, wrapping around.",
 };
 
 impl Element for RoundRobinSwitch {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        Args::new(config).complete()
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        cx.args(config).complete()
     }
 
     #[inline]
@@ -221,8 +344,8 @@ short for the range go to output 0.",
 };
 
 impl Element for HashSwitch {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         let offset = a.read_mp::<u32>("OFFSET")?;
         let length = a.read_mp::<u32>("LENGTH")?;
         a.complete()?;

@@ -87,8 +87,8 @@ fn unparse_interval(ns: i64) -> String {
 }
 
 impl Element for TimedSource {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         let interval = a
             .read_p::<Seconds>("INTERVAL")?
             .map(|s| s.0)

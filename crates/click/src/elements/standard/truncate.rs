@@ -49,8 +49,8 @@ ToIPSummaryDump and ToDump count them). Default true.",
 };
 
 impl Element for Truncate {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         let n = a.read_mp::<u32>("LENGTH")?;
         let extra = a.read::<bool>("EXTRA_LENGTH")?.unwrap_or(true);
         a.complete()?;

@@ -79,8 +79,8 @@ fn burst_of(b: i64) -> u32 {
 }
 
 impl Element for Unqueue {
-    fn configure(&mut self, config: &str, _cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = Args::new(config);
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
         let burst = a.read_p::<i32>("BURST")?.unwrap_or(1);
         let active = a.read::<bool>("ACTIVE")?.unwrap_or(true);
         let limit = a.read::<i64>("LIMIT")?.unwrap_or(-1);
