@@ -439,3 +439,39 @@ fn quit_without_running() {
     assert_eq!(num(&r.out, "c.count"), 0);
     assert_eq!(num(&r.out, "u.home_thread"), 1);
 }
+
+/// AddressInfo names reach every thread: the AddressInfo runs on thread 0,
+/// the elements that use its names on thread 1, and they configure with them.
+#[test]
+fn address_info_names_reach_every_thread() {
+    let r = click(&[
+        "-j",
+        "2",
+        "-e",
+        "a :: AddressInfo(me 10.0.0.1 00:aa:bb:cc:dd:ee, peer 10.0.0.2/24 00:11:22:33:44:55);
+         s :: InfiniteSource(LIMIT 5, STOP false) -> q :: Queue;
+         q -> u :: Unqueue -> SetIPAddress(peer) -> e :: EtherEncap(0x0800, me, peer) -> c :: Counter -> Discard;
+         StaticThreadSched(s 0, u 1, a 0);",
+        "-h",
+        "threads",
+        "-h",
+        "c.count",
+        "-h",
+        "e.src",
+        "-h",
+        "e.dst",
+    ]);
+    assert_eq!(r.code, 0, "stderr: {}", r.err);
+    let threads = value(&r.out, "threads");
+    assert!(
+        thread_line(&threads, 0).contains(&"a".to_string()),
+        "{threads}"
+    );
+    assert!(
+        thread_line(&threads, 1).contains(&"e".to_string()),
+        "{threads}"
+    );
+    assert_eq!(num(&r.out, "c.count"), 5);
+    assert_eq!(value(&r.out, "e.src"), "00-AA-BB-CC-DD-EE");
+    assert_eq!(value(&r.out, "e.dst"), "00-11-22-33-44-55");
+}

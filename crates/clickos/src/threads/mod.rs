@@ -217,6 +217,9 @@ pub struct Shared {
     /// The plan in words (the `threads` global handler).
     plan_text: String,
     home_threads: BTreeMap<String, i64>,
+    /// The whole configuration's AddressInfo and PortInfo names: every
+    /// thread's router configures with them, wherever the AddressInfo sits.
+    name_table: click::lang::NameTable,
     names: Vec<String>,
     classes: Vec<String>,
     requirements: Vec<String>,
@@ -753,6 +756,7 @@ pub fn start(
         flat_text: click::lang::unparse(flat),
         plan_text: plan.describe(flat),
         home_threads: plan.home_threads(flat),
+        name_table: click::router::name_table(flat),
         // the configuration's elements, then the links' hidden ones
         names: flat
             .elements
@@ -920,6 +924,7 @@ fn build(
             peers: Some(Rc::new(ThreadPeers { ctx: ctx.clone() })),
             // pools trade buffers only where packets cross threads
             home_threads,
+            names: Some(shared.name_table.clone()),
             depot: (!shared.links.is_empty())
                 .then(|| shared.depot.clone() as Arc<dyn click::packet::BufferDepot>),
             ..RouterOptions::default()
