@@ -1381,19 +1381,34 @@ impl Core {
                 Ok(v.iter().map(|c| format!("{}\n", c)).collect())
             }
             "handlers" => Ok(
-                "version\tr\ndriver\tr\nconfig\tr\nflatconfig\tr\nlist\tr\nrequirements\tr\nclasses\tr\nhandlers\tr\nstop\tw\n"
+                "version\tr\ndriver\tr\nconfig\tr\nflatconfig\tr\nlist\tr\nrequirements\tr\nclasses\tr\nhandlers\tr\nstop\tw\ntimewarp\trw\n"
                     .to_string(),
             ),
             "stop" => Err(HandlerError::PermissionDenied(h.into())),
+            "timewarp" => match self.clock.warp() {
+                Some(s) => Ok(crate::time::format_speed(s)),
+                None => Err(HandlerError::NoSuchHandler(h.into())),
+            },
             _ => Err(HandlerError::NoSuchHandler(h.into())),
         }
     }
 
-    fn write_global(&self, h: &str, _value: &str) -> Result<(), HandlerError> {
+    fn write_global(&self, h: &str, value: &str) -> Result<(), HandlerError> {
         match h {
             "stop" => {
                 self.stopped.set(true);
                 Ok(())
+            }
+            "timewarp" => {
+                if self.clock.warp().is_none() {
+                    return Err(HandlerError::NoSuchHandler(h.into()));
+                }
+                match value.trim().parse::<f64>() {
+                    Ok(v) if v > 0.0 && v.is_finite() => {
+                        self.clock.set_warp(v).map_err(HandlerError::Failed)
+                    }
+                    _ => Err(HandlerError::Failed("expected positive double".into())),
+                }
             }
             "version" | "driver" | "config" | "flatconfig" | "list" | "requirements"
             | "classes" | "handlers" => Err(HandlerError::PermissionDenied(h.into())),

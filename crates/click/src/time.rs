@@ -100,18 +100,38 @@ impl fmt::Debug for Timestamp {
 /// and under `--simtime`.
 pub trait Clock {
     fn now(&self) -> Timestamp;
+    /// Click's time warp: how many seconds of this clock pass per real
+    /// second (the `timewarp` global handler), or `None` for a clock that
+    /// cannot warp.
+    fn warp(&self) -> Option<f64> {
+        None
+    }
+    /// Sets the warp speed (positive and finite; the caller checks). Time
+    /// stays continuous: it runs at the new speed from the current time on.
+    fn set_warp(&self, _speed: f64) -> Result<(), alloc::string::String> {
+        Err("this clock cannot warp".into())
+    }
 }
 
 /// A clock that only moves when told to (used for simulated time).
-#[derive(Default)]
 pub struct VirtualClock {
     now: core::cell::Cell<i64>,
+    /// The `timewarp` value, recorded only: simulated time jumps from
+    /// timer to timer whatever the speed.
+    speed: core::cell::Cell<f64>,
+}
+
+impl Default for VirtualClock {
+    fn default() -> Self {
+        VirtualClock::new(Timestamp::ZERO)
+    }
 }
 
 impl VirtualClock {
     pub fn new(start: Timestamp) -> Self {
         VirtualClock {
             now: core::cell::Cell::new(start.0),
+            speed: core::cell::Cell::new(1.0),
         }
     }
     pub fn set(&self, t: Timestamp) {
@@ -125,10 +145,35 @@ impl Clock for VirtualClock {
     fn now(&self) -> Timestamp {
         Timestamp(self.now.get())
     }
+    fn warp(&self) -> Option<f64> {
+        Some(self.speed.get())
+    }
+    fn set_warp(&self, speed: f64) -> Result<(), alloc::string::String> {
+        self.speed.set(speed);
+        Ok(())
+    }
 }
 
 impl<C: Clock + ?Sized> Clock for alloc::rc::Rc<C> {
     fn now(&self) -> Timestamp {
         (**self).now()
     }
+    fn warp(&self) -> Option<f64> {
+        (**self).warp()
+    }
+    fn set_warp(&self, speed: f64) -> Result<(), alloc::string::String> {
+        (**self).set_warp(speed)
+    }
+}
+
+/// Formats a warp speed as Click prints doubles (`2`, `0.5`, `1.25`).
+pub fn format_speed(speed: f64) -> alloc::string::String {
+    let mut s = alloc::format!("{:.9}", speed);
+    while s.ends_with('0') {
+        s.pop();
+    }
+    if s.ends_with('.') {
+        s.pop();
+    }
+    s
 }

@@ -312,3 +312,41 @@ fn script_cat_reads_files_privately() {
     assert_ne!(r.code, 0);
     assert!(r.err.contains("s.cat"), "{}", r.err);
 }
+
+/// The `timewarp` global handler (Click's): the clock runs SPEED times as
+/// fast as real time from the write on, so a Script's 3-second wait at
+/// speed 20 passes in about 0.15 real seconds while `$(now)` advances 3;
+/// bad speeds are refused; under --simtime the value is kept but time
+/// jumps from timer to timer anyway.
+#[test]
+fn timewarp_speeds_up_the_clock() {
+    let start = std::time::Instant::now();
+    let r = click(&[
+        "-e",
+        "Script(print $(timewarp), write timewarp 20, print $(timewarp), set a $(now), wait 3s,
+                print $(ge $(sub $(now) $a) 3), print $(lt $(sub $(now) $a) 4),
+                write timewarp 1, set b $(now), wait 0.05s, print $(lt $(sub $(now) $b) 0.5), stop)",
+    ]);
+    let real = start.elapsed();
+    assert_eq!(r.code, 0, "stderr: {}", r.err);
+    assert_eq!(r.out, "1\n20\ntrue\ntrue\ntrue\n");
+    // 3 warped seconds; a generous bound (a loaded machine is slower,
+    // never faster): without the warp this takes at least 3 s
+    assert!(real < std::time::Duration::from_millis(2500), "{real:?}");
+
+    for bad in ["0", "-2", "fast", "inf"] {
+        let r = click(&["-e", &format!("Script(write timewarp {bad}, stop)")]);
+        assert!(
+            r.err.contains("expected positive double"),
+            "{bad}: {}",
+            r.err
+        );
+    }
+    let r = click(&[
+        "--simtime",
+        "-e",
+        "Script(write timewarp 0.5, print $(timewarp), set a $(now), wait 2, print $(sub $(now) $a), stop)",
+    ]);
+    assert_eq!(r.code, 0, "stderr: {}", r.err);
+    assert_eq!(r.out, "0.5\n2\n");
+}

@@ -80,7 +80,7 @@ The protocol is Click's, version 1.3. On connecting, the server sends \
 space-separated words; replies are lines `CODE TEXT` ending in CRLF, with `CODE-TEXT` for all \
 but the last line of a multi-line reply. Handler names are `ELEMENT.HANDLER` (compound \
 elements by their full `a/b` path, or by 1-based element number), or a global handler name \
-(`version`, `list`, `classes`, `config`, `flatconfig`, `requirements`, `handlers`, `stop`).\n\n\
+(`version`, `list`, `classes`, `config`, `flatconfig`, `requirements`, `handlers`, `stop`, `timewarp`).\n\n\
 - `READ handler [params...]` (also `GET`): replies `200 Read handler 'H' OK`, then \
 `DATA N` and the N bytes of the value.\n\
 - `READDATA handler N`: as READ, with the N bytes after the line as parameter.\n\
