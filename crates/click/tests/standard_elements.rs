@@ -715,3 +715,51 @@ fn settimestamp_fixed_current_and_first() {
         .unwrap();
     assert!(e.iter().any(|l| l.contains("SetTimestampDelta")), "{:?}", e);
 }
+
+/// Bypass: inactive it passes packets straight through; active, a push
+/// Bypass sends them around its bypass path (which rejoins at input 1) and
+/// a pull Bypass answers pulls from input 1.
+#[test]
+fn bypass_push_and_pull() {
+    clear_collected();
+    let r = router(
+        "Idle -> src :: Null -> b :: Bypass -> out :: Collect;
+         b[1] -> Paint(7) -> [1]b;",
+    );
+    let pkts = pcap_packets("udp-64.pcap");
+    r.inject("src", 0, &pkts[..2]);
+    assert_eq!(r.read("b.active"), "false");
+    r.write("b.active", "true").unwrap();
+    r.inject("src", 0, &pkts[..1]);
+    r.write("b.active", "false").unwrap();
+    r.inject("src", 0, &pkts[..1]);
+    let paints: Vec<u8> = collected("out").iter().map(|s| s.anno.paint()).collect();
+    assert_eq!(paints, vec![0, 0, 7, 0]);
+    assert_eq!(collected("out")[2].data, pkts[0]);
+    assert!(r.write("b.active", "maybe").is_err());
+
+    // pull: the active Bypass answers output 0 from input 1, and output 1
+    // (the bypass path's start) from input 0
+    let r = router(
+        "Idle -> a :: Null -> q0 :: Queue; Idle -> c :: Null -> q1 :: Queue;
+         q0 -> b :: Bypass(true) -> u :: Unqueue -> k :: Counter -> Discard; q1 -> [1]b;
+         b[1] -> k1 :: Counter -> Discard;",
+    );
+    r.inject("a", 0, &[vec![1]]);
+    r.inject("c", 0, &[vec![2], vec![2]]);
+    r.run_passes(20);
+    assert_eq!(r.read("k.count"), "2");
+    assert_eq!(r.read("k1.count"), "1");
+    // inactive, nothing pulls from input 1
+    r.write("b.active", "false").unwrap();
+    r.inject("c", 0, &[vec![2]]);
+    r.inject("a", 0, &[vec![1], vec![1]]);
+    r.run_passes(20);
+    assert_eq!(r.read("q1.length"), "1");
+    assert_eq!(r.read("q0.length"), "0");
+    assert_eq!(
+        r.read("k.count").parse::<u32>().unwrap() + r.read("k1.count").parse::<u32>().unwrap(),
+        5
+    );
+    assert!(try_router("Idle -> Bypass(true, INLINE true, 3) -> Discard;").is_err());
+}

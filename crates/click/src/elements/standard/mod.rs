@@ -5,6 +5,7 @@ use crate::element::ClassSpec;
 
 pub mod addressinfo;
 pub mod averagecounter;
+pub mod bypass;
 pub mod counter;
 pub mod delayshaper;
 pub mod discard;
@@ -72,6 +73,7 @@ pub static SPECS: &[&ClassSpec] = &[
     &shaper::SPEC,
     &shaper::BANDWIDTHSHAPER_SPEC,
     &staticthreadsched::SPEC,
+    &bypass::SPEC,
     &strip::SPEC,
     &strip::UNSTRIP_SPEC,
     &strip::STRIPTONETWORKHEADER_SPEC,
