@@ -361,3 +361,54 @@ fn fromipsummarydump_timing_and_destination_annotation() {
     assert!((times[1] - times[0] - 0.5).abs() < 0.01, "{:?}", times);
     assert!((times[2] - times[0] - 2.0).abs() < 0.01, "{:?}", times);
 }
+
+/// TimeSortedSched merges timestamp-sorted dumps; FromIPSummaryDump in pull
+/// mode has Click's empty notifier (asleep at the end of its file), so
+/// TimeSortedSched(STOP true) asks the driver to stop once every input is
+/// dry — here twice, a DriverManager turning a third source on in between,
+/// whose packets wake the merge through a Queue declared after it.
+#[test]
+fn timesortedsched_merges_and_stops_when_inputs_are_dry() {
+    let d = tmpdir("tss");
+    let write = |name: &str, lines: &[(&str, &str)]| {
+        let mut s = String::from("!data timestamp ip_src\n");
+        for (t, a) in lines {
+            s.push_str(&format!("{t} {a}\n"));
+        }
+        std::fs::write(d.join(name), s).unwrap();
+        d.join(name).to_string_lossy().into_owned()
+    };
+    let d1 = write(
+        "d1",
+        &[("0.0", "1.0.0.0"), ("0.1", "1.0.0.1"), ("0.2", "1.0.0.2")],
+    );
+    let d2 = write(
+        "d2",
+        &[
+            ("0.05", "1.0.1.0"),
+            ("0.15", "1.0.1.1"),
+            ("0.25", "1.0.1.2"),
+        ],
+    );
+    let d3 = write("d3", &[("0.3", "1.0.2.0"), ("0.4", "1.0.2.1")]);
+    let cfg = format!(
+        "f1 :: FromIPSummaryDump({d1}); f2 :: FromIPSummaryDump({d2});
+         f3 :: FromIPSummaryDump({d3}, ACTIVE false);
+         tss :: TimeSortedSched(STOP true);
+         f1 -> [0]tss; f2 -> [1]tss; f3 -> q :: Queue -> [2]tss;
+         tss -> ToIPSummaryDump(-, FIELDS ip_src);
+         DriverManager(wait, write f3.active true, wait)"
+    );
+    let r = click(&["-e", &cfg]);
+    assert_eq!(r.code, 0, "stderr: {}", r.err);
+    let body: Vec<&str> = r.out.lines().filter(|l| !l.starts_with('!')).collect();
+    assert_eq!(
+        body,
+        ["1.0.0.0", "1.0.1.0", "1.0.0.1", "1.0.1.1", "1.0.0.2", "1.0.1.2", "1.0.2.0", "1.0.2.1"],
+        "{}",
+        r.out
+    );
+    let r = click(&["-q", "-e", "Idle -> TimeSortedSched(STOP maybe) -> Discard"]);
+    assert_ne!(r.code, 0);
+    assert!(r.err.contains("STOP"), "{}", r.err);
+}

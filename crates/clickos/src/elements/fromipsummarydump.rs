@@ -33,6 +33,8 @@ pub struct FromIPSummaryDump {
     count: u64,
     pending: Vec<Packet>,
     stopped_driver: bool,
+    /// In pull mode, Click's empty notifier: active while packets may come.
+    signal: Option<SignalId>,
 }
 
 impl Default for FromIPSummaryDump {
@@ -58,6 +60,7 @@ impl Default for FromIPSummaryDump {
             count: 0,
             pending: Vec::new(),
             stopped_driver: false,
+            signal: None,
         }
     }
 }
@@ -520,6 +523,9 @@ impl FromIPSummaryDump {
     }
 
     fn at_end(&mut self, cx: &Ctx) {
+        if let Some(sig) = self.signal {
+            cx.set_signal(sig, false);
+        }
         if self.stop && !self.stopped_driver {
             self.stopped_driver = true;
             cx.please_stop_driver();
@@ -586,8 +592,12 @@ impl Element for FromIPSummaryDump {
             Box::new(BufReader::with_capacity(1 << 16, f))
         };
         self.reader = Some(r);
-        if cx.output_is_push(0) && self.active {
-            cx.schedule_task();
+        if cx.output_is_push(0) {
+            if self.active {
+                cx.schedule_task();
+            }
+        } else {
+            self.signal = Some(cx.new_signal(self.active));
         }
         Ok(())
     }
@@ -649,6 +659,9 @@ impl Element for FromIPSummaryDump {
             "active" => match click_lang::parse_bool(value.trim()) {
                 Ok(b) => {
                     self.active = b;
+                    if let Some(sig) = self.signal {
+                        cx.set_signal(sig, b && !(self.eof && self.pending.is_empty()));
+                    }
                     if b && cx.output_is_push(0) && !cx.task_scheduled() {
                         cx.schedule_task();
                     }
@@ -658,11 +671,18 @@ impl Element for FromIPSummaryDump {
             },
             "stop" => {
                 self.active = false;
+                if let Some(sig) = self.signal {
+                    cx.set_signal(sig, false);
+                }
                 cx.please_stop_driver();
                 Ok(())
             }
             _ => return None,
         })
+    }
+
+    fn empty_signal(&self) -> Option<SignalId> {
+        self.signal
     }
 
     fn cleanup(&mut self, _cx: &Ctx) {

@@ -33,6 +33,7 @@ pub mod suppressor;
 pub mod switch;
 pub mod tee;
 pub mod timedsource;
+pub mod timesortedsched;
 pub mod truncate;
 pub mod unqueue;
 pub mod util;
@@ -74,6 +75,7 @@ pub static SPECS: &[&ClassSpec] = &[
     &shaper::BANDWIDTHSHAPER_SPEC,
     &staticthreadsched::SPEC,
     &bypass::SPEC,
+    &timesortedsched::SPEC,
     &strip::SPEC,
     &strip::UNSTRIP_SPEC,
     &strip::STRIPTONETWORKHEADER_SPEC,
