@@ -211,6 +211,54 @@ pub struct RouterOptions {
     pub warnings: bool,
 }
 
+/// Initialization order: declaration order, with every element preceded
+/// by the elements its pull inputs pull from (depth first; a pull cycle,
+/// which the graph check allows through agnostic elements, falls back to
+/// declaration order where it closes).
+fn init_order(slots: &[Slot]) -> Vec<usize> {
+    let n = slots.len();
+    let mut state = vec![0u8; n]; // 0 new, 1 on the stack, 2 placed
+    let mut order = Vec::with_capacity(n);
+    for root in 0..n {
+        if state[root] != 0 {
+            continue;
+        }
+        // (element, next input port to look at)
+        let mut stack: Vec<(usize, usize)> = vec![(root, 0)];
+        state[root] = 1;
+        while let Some(&mut (e, ref mut port)) = stack.last_mut() {
+            let s = &slots[e];
+            let mut next = None;
+            while *port < s.in_source.len() {
+                let j = *port;
+                *port += 1;
+                if s.in_push.get(j).copied().unwrap_or(true) {
+                    continue;
+                }
+                if let Some(t) = s.in_source[j] {
+                    let u = t.elem as usize;
+                    if u < n && state[u] == 0 {
+                        next = Some(u);
+                        break;
+                    }
+                }
+            }
+            match next {
+                Some(u) => {
+                    state[u] = 1;
+                    stack.push((u, 0));
+                }
+                None => {
+                    state[e] = 2;
+                    order.push(e);
+                    stack.pop();
+                }
+            }
+        }
+    }
+    order
+}
+
 /// The names (Click's NameInfo) that the configuration's AddressInfo and
 /// PortInfo elements define, in configuration order, as Click defines them
 /// before configuring any other element. Arguments those elements cannot
@@ -543,8 +591,11 @@ impl Router {
         };
         let router = Router { core };
 
-        // 6. initialize
-        for i in 0..n {
+        // 6. initialize: in declaration order, except that an element's
+        // pull sources come first, so notifiers exist (and queues have
+        // theirs) when the pullers downstream look for them, as Click's
+        // configure-time notifiers do
+        for i in init_order(&router.core.slots) {
             let r = router.core.with_elem(i, |e, cx| e.initialize(cx));
             match r {
                 Some(Ok(())) => {}

@@ -763,3 +763,23 @@ fn bypass_push_and_pull() {
     );
     assert!(try_router("Idle -> Bypass(true, INLINE true, 3) -> Discard;").is_err());
 }
+
+/// Pullers declared before the Queues they pull from still find the
+/// Queues' notifiers (sources initialize first) and sleep while empty.
+#[test]
+fn pullers_declared_before_their_queues_sleep() {
+    let r = router(
+        "u :: Unqueue; ps :: PullSwitch(0); u2 :: Unqueue;
+         Idle -> src :: Null -> q :: Queue -> u -> c :: Counter -> Discard;
+         Idle -> a :: Null -> q0 :: Queue -> [0]ps; Idle -> q1 :: Queue -> [1]ps;
+         ps -> u2 -> c2 :: Counter -> Discard;",
+    );
+    r.run_passes(100);
+    assert_eq!(r.router.run_pass(), RunState::Idle(None));
+    r.inject("src", 0, &[vec![1], vec![2]]);
+    r.inject("a", 0, &[vec![3]]);
+    r.run_passes(100);
+    assert_eq!(r.read("c.count"), "2");
+    assert_eq!(r.read("c2.count"), "1");
+    assert_eq!(r.router.run_pass(), RunState::Idle(None));
+}
