@@ -132,7 +132,14 @@ struct Slot {
     /// The element has a task (it was scheduled at least once): it gets
     /// Click's task handlers `scheduled` and `home_thread`.
     has_task: Cell<bool>,
+    /// Pulls on output 0 or 1 answered straight from this input, without
+    /// calling the element ([`NO_ROUTE`]: call it): Click's Bypass, which
+    /// rewires its neighbours, so a bypass path may loop back into it.
+    pull_route: [Cell<u8>; 2],
 }
+
+/// No pull route (see `Slot::pull_route`).
+const NO_ROUTE: u8 = u8::MAX;
 
 impl Slot {
     fn declaration(&self) -> String {
@@ -548,6 +555,7 @@ impl Router {
                 out_push: core::mem::take(&mut pout[i]),
                 task_scheduled: Cell::new(false),
                 has_task: Cell::new(false),
+                pull_route: [Cell::new(NO_ROUTE), Cell::new(NO_ROUTE)],
             })
             .collect();
         let names = slots
@@ -1577,10 +1585,36 @@ impl<'a> Ctx<'a> {
     /// Pulls a packet from input `port`.
     #[inline]
     pub fn pull(&self, port: usize) -> Option<Packet> {
-        let t = (*self.core.slots[self.me].in_source.get(port)?)?;
+        let mut t = (*self.core.slots[self.me].in_source.get(port)?)?;
+        // elements that route pulls through (Bypass) are skipped
+        let mut hops = 0;
+        while let Some(r) = self.core.slots[t.elem as usize]
+            .pull_route
+            .get(t.port as usize)
+        {
+            let r = r.get();
+            if r == NO_ROUTE || hops > self.core.slots.len() {
+                break;
+            }
+            hops += 1;
+            t = (*self.core.slots[t.elem as usize].in_source.get(r as usize)?)?;
+        }
         self.core
             .with_elem(t.elem as usize, |e, cx| e.pull(t.port as usize, cx))
             .flatten()
+    }
+
+    /// Answers pulls on this element's output `output` (0 or 1) straight
+    /// from input `input` without calling the element, or stops doing so
+    /// (`None`): for elements that only route pulls (Bypass), which then
+    /// work even where a pull path loops back into them.
+    pub fn set_pull_route(&self, output: usize, input: Option<usize>) {
+        if let Some(c) = self.core.slots[self.me].pull_route.get(output) {
+            c.set(match input {
+                Some(i) if i < NO_ROUTE as usize => i as u8,
+                _ => NO_ROUTE,
+            });
+        }
     }
 
     /// The largest batch this router wants sources to emit.

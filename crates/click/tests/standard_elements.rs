@@ -761,6 +761,16 @@ fn bypass_push_and_pull() {
         r.read("k.count").parse::<u32>().unwrap() + r.read("k1.count").parse::<u32>().unwrap(),
         5
     );
+    // a pull bypass path that loops back into the same Bypass
+    clear_collected();
+    let r = router(
+        "src :: InfiniteSource(DATA \\<11>, LIMIT 4, STOP false) -> PullNull -> b :: Bypass(true)
+           -> u :: Unqueue -> out :: Collect;
+         b[1] -> Paint(5) -> [1]b;",
+    );
+    r.run_passes(50);
+    let paints: Vec<u8> = collected("out").iter().map(|s| s.anno.paint()).collect();
+    assert_eq!(paints, vec![5, 5, 5, 5]);
     assert!(try_router("Idle -> Bypass(true, INLINE true, 3) -> Discard;").is_err());
 }
 

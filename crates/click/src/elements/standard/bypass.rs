@@ -26,10 +26,8 @@ come from input 0. So `b :: Bypass; b[1] -> Print -> [1]b;` puts a Print in the 
 Keyword arguments:\n\n\
 - `INLINE` (boolean): accepted for compatibility. Click rewires its neighbours so an inactive \
 Bypass costs nothing unless INLINE is true; here Bypass always stays in the path (one \
-indirect call per batch). One consequence: a pull bypass path that loops back into the same \
-Bypass (`b[1] -> X -> [1]b` in pull context) gets nothing, since a pull into an element that \
-is already pulling yields nothing here; in push context the loop works (the packet re-enters \
-once the first push returns).",
+indirect call per batch) in push context; in pull context the router answers pulls through it \
+without calling it, so a pull bypass path may loop back into the same Bypass.",
     ports: "one or two inputs, one or two outputs",
     handlers: &[HandlerDoc {
         name: "active",
@@ -42,6 +40,19 @@ once the first push returns).",
 };
 
 impl Bypass {
+    /// In pull context the router answers pulls on our outputs from the
+    /// right input without calling us (as Click rewires the neighbours),
+    /// so a bypass path can loop back through this element.
+    fn route(&self, cx: &Ctx) {
+        if self.noutputs == 0 || cx.output_is_push(0) {
+            return;
+        }
+        cx.set_pull_route(0, Some(usize::from(self.active && self.ninputs > 1)));
+        if self.noutputs > 1 {
+            cx.set_pull_route(1, Some(0));
+        }
+    }
+
     /// Where input `port`'s packets go (push).
     #[inline]
     fn out_for(&self, port: usize) -> usize {
@@ -58,6 +69,11 @@ impl Element for Bypass {
         a.complete()?;
         self.ninputs = cx.ninputs;
         self.noutputs = cx.noutputs;
+        Ok(())
+    }
+
+    fn initialize(&mut self, cx: &Ctx) -> Result<(), String> {
+        self.route(cx);
         Ok(())
     }
 
@@ -80,10 +96,13 @@ impl Element for Bypass {
         (name == "active").then(|| Ok(self.active.to_string()))
     }
 
-    fn write_handler(&mut self, name: &str, value: &str, _cx: &Ctx) -> Option<HandlerResult<()>> {
+    fn write_handler(&mut self, name: &str, value: &str, cx: &Ctx) -> Option<HandlerResult<()>> {
         (name == "active").then(|| {
             click_lang::args::parse_bool(value.trim())
-                .map(|b| self.active = b)
+                .map(|b| {
+                    self.active = b;
+                    self.route(cx);
+                })
                 .map_err(|_| "syntax error".into())
         })
     }
