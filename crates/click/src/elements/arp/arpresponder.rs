@@ -184,7 +184,10 @@ pub(crate) fn make_reply(
         a.set_target_hardware_addr(target_eth);
         a.set_target_protocol_addr(target_ip);
     }
+    // Click's set_ether_header: the MAC header, and the network header
+    // (the ARP header) right after it
     r.set_mac_header(0);
+    r.set_network_header(14, 28);
     let tci = q.anno().vlan_tci();
     r.anno_mut().set_vlan_tci(tci);
     r
