@@ -585,6 +585,20 @@ fn scheduleinfo_and_queue_synonyms() {
     }
     assert_eq!(r.read("c.count"), "3");
     assert_eq!(r.read("n.capacity"), "1000");
+    // A Queue (FullNoteQueue) is a full notifier: a source filling it with
+    // nobody pulling goes to sleep; a NotifierQueue is not, so the source
+    // keeps pushing and the queue drops (Click's notifier-04).
+    let r = router(
+        "i1 :: InfiniteSource(LIMIT 15) -> c1 :: Counter -> q1 :: Queue(5) -> Idle;
+         i2 :: InfiniteSource(LIMIT 15) -> c2 :: Counter -> q2 :: NotifierQueue(5) -> Idle;",
+    );
+    for _ in 0..50 {
+        r.router.run_pass();
+    }
+    assert_eq!(r.read("c1.count"), "5");
+    assert_eq!(r.read("i1.scheduled"), "false");
+    assert_eq!(r.read("c2.count"), "15");
+    assert_eq!(r.read("q2.drops"), "10");
     let e = try_router("ScheduleInfo(u);").err().unwrap();
     assert!(
         e.iter()

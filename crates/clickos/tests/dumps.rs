@@ -412,3 +412,64 @@ fn timesortedsched_merges_and_stops_when_inputs_are_dry() {
     assert_ne!(r.code, 0);
     assert!(r.err.contains("STOP"), "{}", r.err);
 }
+
+/// BUFFER N holds up to N packets per input and offers the earliest, which
+/// puts slightly disordered inputs back in order; `well_ordered` says
+/// whether every packet left no earlier than the one before it (Click's
+/// TimeSortedSched-02). Script's `save HANDLER FILE` writes the value to a
+/// file (`-`: standard output), `append` appends.
+#[test]
+fn timesortedsched_buffer_well_ordered_and_script_save() {
+    let d = tmpdir("tssbuf");
+    let write = |name: &str, ts: &[&str]| {
+        let mut s = String::from("!data timestamp\n");
+        for t in ts {
+            s.push_str(&format!("{t}\n"));
+        }
+        std::fs::write(d.join(name), s).unwrap();
+        d.join(name).to_string_lossy().into_owned()
+    };
+    let a = write("a", &["1.0", "0.2", "0.1", "1.2", "5.5"]);
+    let b = write("b", &["0.3", "0.8", "0.9", "1.4"]);
+    let saved = d.join("saved").to_string_lossy().into_owned();
+    let run = |buffer: u32| {
+        let cfg = format!(
+            "a :: FromIPSummaryDump({a}); b :: FromIPSummaryDump({b});
+             a -> t :: TimeSortedSched(BUFFER {buffer}, STOP true) -> ToIPSummaryDump(-, FIELDS timestamp);
+             b -> [1]t;
+             DriverManager(pause, save t.well_ordered {saved}, append t.well_ordered {saved}, save t.config -)"
+        );
+        let r = click(&["-e", &cfg]);
+        assert_eq!(r.code, 0, "stderr: {}", r.err);
+        let lines: Vec<String> = r
+            .out
+            .lines()
+            .filter(|l| !l.starts_with('!'))
+            .map(String::from)
+            .collect();
+        (lines, std::fs::read_to_string(&saved).unwrap())
+    };
+    let (out, file) = run(3);
+    assert_eq!(
+        out,
+        [
+            "0.100000",
+            "0.200000",
+            "0.300000",
+            "0.800000",
+            "0.900000",
+            "1.000000",
+            "1.200000",
+            "1.400000",
+            "5.500000",
+            "BUFFER 3, STOP true"
+        ]
+    );
+    assert_eq!(file, "true\ntrue\n");
+    let (out, file) = run(2);
+    assert_eq!(&out[..3], ["0.200000", "0.100000", "0.300000"]);
+    assert_eq!(file, "false\nfalse\n");
+    let r = click(&["-q", "-e", "Idle -> TimeSortedSched(BUFFER 0) -> Discard"]);
+    assert_ne!(r.code, 0);
+    assert!(r.err.contains("BUFFER"), "{}", r.err);
+}

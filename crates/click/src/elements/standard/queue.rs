@@ -20,6 +20,9 @@ pub struct Queue {
     config: String,
     /// FrontDropQueue: when full, drop the oldest packet, not the new one.
     front_drop: bool,
+    /// Whether the queue is a full notifier (not NotifierQueue and
+    /// FrontDropQueue, as in Click).
+    full_note: bool,
 }
 
 impl Default for Queue {
@@ -35,6 +38,7 @@ impl Default for Queue {
             nonfull_on: true,
             config: String::new(),
             front_drop: false,
+            full_note: true,
         }
     }
 }
@@ -116,12 +120,17 @@ pub static NOTIFIERQUEUE_SPEC: ClassSpec = ClassSpec {
     group: "standard",
     signature: "NotifierQueue([CAPACITY])",
     summary: "Stores packets in a FIFO queue.",
-    description: DESCRIPTION,
+    description: NOTIFIER_DESCRIPTION,
     ports: "one push input; one pull output and an optional push output for drops",
     handlers: HANDLERS,
     live_reconfigure: true,
     order_sensitive: false,
-    make: || Box::new(Queue::default()),
+    make: || {
+        Box::new(Queue {
+            full_note: false,
+            ..Queue::default()
+        })
+    },
 };
 
 pub static FULLNOTEQUEUE_SPEC: ClassSpec = ClassSpec {
@@ -138,6 +147,13 @@ pub static FULLNOTEQUEUE_SPEC: ClassSpec = ClassSpec {
     order_sensitive: false,
     make: || Box::new(Queue::default()),
 };
+
+const NOTIFIER_DESCRIPTION: &str = "Stores incoming packets in a first-in-first-out queue and \
+drops incoming packets when it already holds CAPACITY packets, like Queue, but it is only an \
+empty notifier (pullers downstream sleep while it is empty), not a full notifier: push sources \
+upstream keep running while it is full, and their packets are dropped (Click's NotifierQueue; \
+Queue and FullNoteQueue are both).\n\nKeyword arguments:\n\n\
+- `CAPACITY` (unsigned): maximum queue length. Default 1000.";
 
 const FRONTDROP_DESCRIPTION: &str = "Stores incoming packets in a first-in-first-out queue. When \
 the queue already holds CAPACITY packets, drops the packet at its head (the oldest) to make room \
@@ -161,6 +177,7 @@ pub static FRONTDROPQUEUE_SPEC: ClassSpec = ClassSpec {
     make: || {
         Box::new(Queue {
             front_drop: true,
+            full_note: false,
             ..Queue::default()
         })
     },
@@ -275,7 +292,7 @@ impl Element for Queue {
         self.q.reserve(self.capacity.min(4096));
         self.signal = Some(cx.new_signal(false));
         self.signal_on = false;
-        if !self.front_drop {
+        if self.full_note {
             self.nonfull_on = self.q.len() < self.capacity;
             self.nonfull = Some(cx.new_signal(self.nonfull_on));
         }

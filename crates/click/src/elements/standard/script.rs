@@ -30,6 +30,8 @@ enum Op {
     ReadQ,
     Write,
     WriteQ,
+    Save,
+    Append,
     Set,
     SetQ,
     Init,
@@ -143,6 +145,8 @@ impl Script {
 const DESCRIPTION: &str = "Runs a script of instructions, one per argument.\n\n\
 Instructions: `set VAR EXPR`, `setq VAR EXPR` (unquoted), `init VAR EXPR`, `export VAR EXPR` \
 (also a read handler), `print [>FILE|>>FILE] TEXT|HANDLER`, `printq`, `printn`, `printnq`, \
+`save HANDLER FILE` and `append HANDLER FILE` (a read handler's value into FILE, `-` for \
+standard output), \
 `read HANDLER [ARGS]`, `readq`, `write HANDLER [ARGS]`, `writeq`, `wait TIME`, `wait` / `pause` \
 (wait for a step), `wait_step [N]`, `wait_stop [N]`, `wait_time TIME`, `label L`, \
 `goto L [COND]`, `loop`, `return [VALUE]`, `end`, `exit`, `stop`, `error [MSG]`.\n\n\
@@ -246,6 +250,8 @@ fn op_named(name: &str) -> Option<Op> {
         "setq" => Op::SetQ,
         "stop" => Op::Stop,
         "write" => Op::Write,
+        "save" => Op::Save,
+        "append" => Op::Append,
         "writeq" => Op::WriteQ,
         "wait_for" | "wait_time" => Op::WaitTime,
         "pause" | "wait_step" | "wait_stop" | "wait_pause" => Op::WaitStep,
@@ -974,6 +980,36 @@ impl Script {
                         cx.error_line(&format!("{}:\n{}", name, v));
                     }
                 }
+                Op::Save | Op::Append => {
+                    // `save HANDLER [ARGS] FILE`: the read handler's value
+                    // into FILE (truncated, or appended to); `-` is
+                    // standard output
+                    let t = self.insns[ipos].text.clone();
+                    let desc = self.expand(&t, false, cx, e, 0);
+                    let desc = args::uncomment(&desc);
+                    let (desc, file) = match desc.trim_end().rsplit_once(char::is_whitespace) {
+                        Some((d, f)) => (d.trim_end().to_string(), f.to_string()),
+                        None => (String::new(), String::new()),
+                    };
+                    if desc.is_empty() {
+                        e.error(
+                            cx,
+                            &format!(
+                                "syntax error at '{}'",
+                                if op == Op::Save { "save" } else { "append" }
+                            ),
+                        );
+                    } else if let Some(mut v) = self.call_read_desc(&desc, false, cx, e) {
+                        if !v.is_empty() && !v.ends_with('\n') {
+                            v.push('\n');
+                        }
+                        if file == "-" {
+                            cx.stdout(&v);
+                        } else if let Err(msg) = cx.write_file(&file, op == Op::Append, &v) {
+                            e.error(cx, &msg);
+                        }
+                    }
+                }
                 Op::Write | Op::WriteQ => {
                     let t = self.insns[ipos].text.clone();
                     let desc = self.expand(&t, false, cx, e, 0);
@@ -1333,6 +1369,8 @@ impl Element for Script {
                 | Op::ReadQ
                 | Op::Write
                 | Op::WriteQ
+                | Op::Save
+                | Op::Append
                 | Op::Goto => s.add_insn(op, 0, rest),
                 Op::Return
                 | Op::ReturnQ
