@@ -299,6 +299,9 @@ pub trait Peers {
     fn write(&self, core: &Core, path: &str, value: &str) -> Result<(), HandlerError>;
     /// Whether an element of this name exists in any of the routers.
     fn has_element(&self, name: &str) -> bool;
+    /// Whether a compound element of this name (elements named
+    /// `name/...`) exists in any of the routers.
+    fn has_compound(&self, name: &str) -> bool;
     /// Adds `delta` to the run count the routers share and returns the new
     /// value; `None` when each router keeps its own.
     fn runcount_add(&self, delta: i32) -> Option<i32>;
@@ -1495,6 +1498,11 @@ impl Core {
         self.names.contains_key(name) || self.peers.as_ref().is_some_and(|p| p.has_element(name))
     }
 
+    /// Whether elements named `name/...` (a compound's components) exist.
+    pub fn has_compound(&self, name: &str) -> bool {
+        has_prefix(&self.names, name) || self.peers.as_ref().is_some_and(|p| p.has_compound(name))
+    }
+
     /// Whether the router has stopped.
     pub fn is_stopped(&self) -> bool {
         self.stopped.get()
@@ -2023,6 +2031,21 @@ impl<'a> Ctx<'a> {
         self.core.has_element(&r[..r.len() - 2])
     }
 
+    /// The element or compound `name` refers to, seen from this element's
+    /// compound (Click looks in the enclosing compounds, innermost first,
+    /// then at the top level), or `None`.
+    pub fn resolve_element_or_compound(&self, name: &str) -> Option<String> {
+        let mut prefix = self.name();
+        while let Some(slash) = prefix.rfind('/') {
+            prefix = &prefix[..slash];
+            let cand = format!("{}/{}", prefix, name);
+            if self.core.has_element(&cand) || self.core.has_compound(&cand) {
+                return Some(cand);
+            }
+        }
+        (self.core.has_element(name) || self.core.has_compound(name)).then(|| name.to_string())
+    }
+
     /// A line for standard error.
     pub fn error_line(&self, line: &str) {
         self.core.console.error_line(line);
@@ -2039,4 +2062,16 @@ impl<'a> Ctx<'a> {
     pub fn read_file(&self, path: &str) -> Result<String, String> {
         self.core.console.read_file(path)
     }
+}
+
+/// Whether some key of `names` starts with `prefix/`.
+pub fn has_prefix<V>(names: &BTreeMap<String, V>, prefix: &str) -> bool {
+    let start = format!("{prefix}/");
+    names
+        .range::<str, _>((
+            core::ops::Bound::Included(start.as_str()),
+            core::ops::Bound::Unbounded,
+        ))
+        .next()
+        .is_some_and(|(k, _)| k.starts_with(&start))
 }

@@ -420,6 +420,33 @@ fn home_thread_handlers_and_simulated_time() {
     assert!(r.err.contains("no 'q1.home_thread' handler"), "{}", r.err);
 }
 
+/// StaticThreadSched names elements as Click does: from its own compound
+/// outwards, and a compound's name places every element inside it except
+/// those named themselves; with a StaticThreadSched present, unnamed
+/// elements stay on thread 0 (Click's StaticThreadSched-02).
+#[test]
+fn static_thread_sched_compounds() {
+    let cfg = "StaticThreadSched(sub0 1);
+        sub0, sub1 :: {
+            src :: RatedSource -> q :: Queue -> d :: Discard;
+            StaticThreadSched(d 0);
+        }
+        Script(wait 1s, print sub0/src.home_thread, print sub0/d.home_thread,
+               print sub1/src.home_thread, print sub1/d.home_thread, stop)";
+    let r = click(&["--simtime", "--threads=2", "-e", cfg]);
+    assert_eq!(r.code, 0, "stderr: {}", r.err);
+    assert_eq!(r.out, "1\n0\n0\n0\n");
+    assert!(!r.err.contains("warning"), "{}", r.err);
+    let r = click(&[
+        "-q",
+        "--threads=2",
+        "-e",
+        "StaticThreadSched(nosuch 1); Idle -> Discard",
+    ]);
+    assert_eq!(r.code, 1);
+    assert!(r.err.contains("no element named 'nosuch'"), "{}", r.err);
+}
+
 #[test]
 fn quit_without_running() {
     // -q builds every thread's router, reads handlers, and exits

@@ -584,6 +584,10 @@ impl Peers for ThreadPeers {
         self.ctx.shared.owners.contains_key(name)
     }
 
+    fn has_compound(&self, name: &str) -> bool {
+        click::router::has_prefix(&self.ctx.shared.owners, name)
+    }
+
     fn runcount_add(&self, delta: i32) -> Option<i32> {
         if self.ctx.shared.replicate {
             return None;

@@ -142,9 +142,18 @@ fn is_task_root(g: &Graph, i: usize) -> bool {
 }
 
 /// StaticThreadSched's placements, later elements overriding earlier ones.
-/// Returns (element name → thread or -1, warnings, errors).
-fn static_placements(flat: &FlatConfig, nthreads: usize) -> (BTreeMap<String, i64>, Vec<String>) {
-    let mut pref = BTreeMap::new();
+/// A name is looked up as Click does, from the StaticThreadSched's own
+/// compound outwards; a name that is a compound places every element in
+/// it, and a placement of a single element wins over its compound's.
+/// Returns (element name → (thread or -1, whether the element was named
+/// itself rather than through its compound), warnings).
+fn static_placements(
+    flat: &FlatConfig,
+    nthreads: usize,
+) -> (BTreeMap<String, (i64, bool)>, Vec<String>) {
+    let names: BTreeMap<String, ()> = flat.elements.iter().map(|e| (e.name.clone(), ())).collect();
+    let mut exact: Vec<(String, i64)> = Vec::new();
+    let mut compound: Vec<(String, i64)> = Vec::new();
     let mut warnings = Vec::new();
     for e in flat
         .elements
@@ -163,8 +172,34 @@ fn static_placements(flat: &FlatConfig, nthreads: usize) -> (BTreeMap<String, i6
                 ));
                 t = if t < 0 { -1 } else { 0 };
             }
-            pref.insert(name, t);
+            let mut scopes: Vec<&str> = Vec::new();
+            let mut prefix = e.name.as_str();
+            while let Some(slash) = prefix.rfind('/') {
+                prefix = &prefix[..slash];
+                scopes.push(prefix);
+            }
+            let found = scopes
+                .iter()
+                .map(|p| format!("{p}/{name}"))
+                .chain(core::iter::once(name.clone()))
+                .find(|c| names.contains_key(c) || click::router::has_prefix(&names, c));
+            match found {
+                Some(c) if names.contains_key(&c) => exact.push((c, t)),
+                Some(c) => compound.push((c, t)),
+                // an unknown name is the element's to report
+                None => {}
+            }
         }
+    }
+    let mut pref = BTreeMap::new();
+    for (c, t) in compound {
+        let start = format!("{c}/");
+        for n in names.keys().filter(|n| n.starts_with(&start)) {
+            pref.insert(n.clone(), (t, false));
+        }
+    }
+    for (n, t) in exact {
+        pref.insert(n, (t, true));
     }
     (pref, warnings)
 }
@@ -182,7 +217,7 @@ pub fn plan(
     let (pref, mut warnings) = static_placements(flat, nthreads);
     let quiescent: Vec<String> = pref
         .iter()
-        .filter(|(_, &t)| t < 0)
+        .filter(|(_, &(t, _))| t < 0)
         .map(|(n, _)| n.clone())
         .collect();
     if replicate {
@@ -241,14 +276,22 @@ pub fn plan(
     let mut load = vec![0usize; nthreads];
     let weight = |members: &[usize]| members.iter().filter(|&&i| is_task_root(g, i)).count();
     for (&root, members) in &groups {
-        let placed: Vec<(usize, usize)> = members
-            .iter()
-            .filter_map(|&i| {
-                pref.get(&flat.elements[i].name)
-                    .filter(|&&t| t >= 0)
-                    .map(|&t| (i, t as usize))
-            })
-            .collect();
+        // Elements named themselves decide; a compound's placement only
+        // applies to groups none of whose members was named.
+        let placed_by = |strong: bool| -> Vec<(usize, usize)> {
+            members
+                .iter()
+                .filter_map(|&i| {
+                    pref.get(&flat.elements[i].name)
+                        .filter(|&&(t, s)| t >= 0 && s == strong)
+                        .map(|&(t, _)| (i, t as usize))
+                })
+                .collect()
+        };
+        let mut placed = placed_by(true);
+        if placed.is_empty() {
+            placed = placed_by(false);
+        }
         let Some(&(first, t)) = placed.first() else {
             continue;
         };
@@ -276,8 +319,11 @@ pub fn plan(
         .map(|(&r, m)| (weight(m), m[0], r))
         .collect();
     rest.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    // A configuration that places elements itself gets Click's default
+    // for the rest: thread 0.
+    let explicit = flat.elements.iter().any(|e| e.class == "StaticThreadSched");
     for (w, _, root) in rest {
-        let t = if w == 0 {
+        let t = if w == 0 || explicit {
             0
         } else {
             (0..nthreads).min_by_key(|&t| (load[t], t)).unwrap_or(0)

@@ -29,9 +29,14 @@ elements given different threads reach each other without a Queue in between, th
 one thread (the driver says so). Thread -1 means the element's task is never scheduled. \
 As in Click, a thread number out of range draws a warning and means thread 0 (or -1 for \
 negative numbers). If more than one StaticThreadSched is present, the later ones override \
-earlier ones for the elements they both name.\n\nElements without a placement are spread \
-automatically: each group of elements that must run together goes to the thread with the \
-least work so far (counting the tasks already placed there).",
+earlier ones for the elements they both name.\n\nNames are looked up as Click does, from the \
+StaticThreadSched's own compound element outwards. A name may be a compound element: every \
+element inside it goes to that thread, except elements named themselves (`StaticThreadSched(sub 1)` \
+with `StaticThreadSched(d 0)` inside `sub` puts `sub/d` on thread 0 and the rest of `sub` on 1).\n\n\
+Elements without a placement run on thread 0, as in Click. A configuration without any \
+StaticThreadSched is spread automatically instead: each group of elements that must run \
+together goes to the thread with the least work so far (counting the tasks already placed \
+there).",
     ports: "none",
     handlers: &[],
     live_reconfigure: false,
@@ -68,7 +73,7 @@ impl Element for StaticThreadSched {
 
     fn initialize(&mut self, cx: &Ctx) -> Result<(), String> {
         for (name, _) in &self.pairs {
-            if !cx.element_exists(name) {
+            if cx.resolve_element_or_compound(name).is_none() {
                 return Err(format!("no element named '{name}'"));
             }
         }
