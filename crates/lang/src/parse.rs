@@ -95,6 +95,13 @@ enum ClassRef {
     Prim(String),
     Comp(Rc<Compound>),
     Tunnel,
+    /// An element group `( ... )`: its input and output tunnels (indices
+    /// in the same body; the group's elements live in that body too).
+    Group(usize, usize),
+    /// A group's `input` and `output` pseudoelements (the latter knows
+    /// its group).
+    GroupIn,
+    GroupOut(usize),
 }
 
 #[derive(Debug)]
@@ -246,6 +253,13 @@ struct Parser<'a, 'o> {
     depth: usize,
     requirements: Vec<String>,
     opts: &'o ParseOptions<'o>,
+    /// Element groups `( ... )` being parsed in the current body.
+    in_group: usize,
+    /// Groups made so far (for their tunnels' names).
+    group_seq: usize,
+    /// The port counts of the group `yelement` just parsed, which imply
+    /// its port lists when none are written.
+    group_ports: Option<(usize, usize)>,
 }
 
 impl<'a, 'o> Parser<'a, 'o> {
@@ -467,6 +481,7 @@ impl<'a, 'o> Parser<'a, 'o> {
                 let c = self.ycompound(String::new(), lm.clone());
                 (String::new(), Some(c))
             }
+            Kind::Char('(') => return Some(self.ygroup(lm)),
             _ => {
                 self.unlex(t);
                 return None;
@@ -508,6 +523,143 @@ impl<'a, 'o> Parser<'a, 'o> {
             self.err(lm.clone(), format!("undeclared element '{name}'"));
         }
         Some(self.anon_element(&name, ClassRef::Prim(name.clone()), config, lm))
+    }
+
+    /// An element group `( STATEMENTS )` (Click's `ygroup`): its elements
+    /// are declared in the enclosing scope; inside it, `input` and
+    /// `output` (or a bare port at the start or end of a chain) are the
+    /// group's own ports. Returns the group element.
+    fn ygroup(&mut self, lm: Landmark) -> usize {
+        let seq = self.group_seq;
+        self.group_seq += 1;
+        let tin = self.get_element(
+            format!("@group{seq}/input"),
+            ClassRef::GroupIn,
+            String::new(),
+            lm.clone(),
+        );
+        let tout = self.get_element(
+            format!("@group{seq}/output"),
+            ClassRef::GroupOut(usize::MAX),
+            String::new(),
+            lm.clone(),
+        );
+        let g = self.anon_element("", ClassRef::Group(tin, tout), String::new(), lm.clone());
+        self.body.elements[tout].class = ClassRef::GroupOut(g);
+        let saved_in = self.body.map.insert("input".into(), tin);
+        let saved_out = self.body.map.insert("output".into(), tout);
+        self.in_group += 1;
+        if self.depth + self.in_group >= MAX_NESTING {
+            self.err(lm.clone(), "maximum element group nesting depth exceeded");
+            self.skip_balanced_parens();
+        } else {
+            while self.ystatement(true) {}
+            self.expect(')');
+        }
+        self.in_group -= 1;
+        for (name, saved) in [("input", saved_in), ("output", saved_out)] {
+            match saved {
+                Some(i) => {
+                    self.body.map.insert(name.into(), i);
+                }
+                None => {
+                    self.body.map.remove(name);
+                }
+            }
+        }
+        let mut nin = 0;
+        let mut nout = 0;
+        for c in &self.body.conns {
+            if c.from == tin {
+                nin = nin.max(c.from_port + 1);
+            }
+            if c.to == tout {
+                nout = nout.max(c.to_port + 1);
+            }
+            if c.to == tin {
+                self.errors.push(ParseError {
+                    landmark: c.landmark.clone(),
+                    message: "'<anonymous group>' pseudoelement 'input' may only be used as output"
+                        .into(),
+                });
+            }
+            if c.from == tout {
+                self.errors.push(ParseError {
+                    landmark: c.landmark.clone(),
+                    message: "'<anonymous group>' pseudoelement 'output' may only be used as input"
+                        .into(),
+                });
+            }
+        }
+        self.group_ports = Some((nin, nout));
+        g
+    }
+
+    /// Skips to the `)` closing a group (after an error).
+    fn skip_balanced_parens(&mut self) {
+        let mut depth = 1usize;
+        loop {
+            let t = self.lex();
+            match t.kind {
+                Kind::Eof => {
+                    self.unlex(t);
+                    return;
+                }
+                Kind::Char('(') => depth += 1,
+                Kind::Char(')') => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Inside a compound or group, a port with no element at the start of
+    /// a chain stands for `input`, at the end for `output` (Click's
+    /// implicit ports). `t` is the token after the port; `first` whether
+    /// this is the chain's first element set. Returns the set member.
+    fn implicit_port(
+        &mut self,
+        ports: &Option<Vec<i64>>,
+        t: &Token,
+        first: bool,
+        set_empty: bool,
+    ) -> Option<SetMember> {
+        if self.depth == 0 && self.in_group == 0 {
+            return None;
+        }
+        let arrow = matches!(t.kind, Kind::Arrow | Kind::TwoArrow);
+        let implicit = if arrow {
+            first && (ports.is_some() || set_empty)
+        } else if t.is(',') {
+            ports.is_some()
+        } else if t.kind != Kind::TwoColon {
+            !first && (ports.is_some() || set_empty)
+        } else {
+            false
+        };
+        if !implicit {
+            return None;
+        }
+        let name = if first { "input" } else { "output" };
+        let elem = *self.body.map.get(name)?;
+        let p = ports.clone().unwrap_or_default();
+        Some(if first {
+            SetMember {
+                elem,
+                inports: Vec::new(),
+                outports: p,
+            }
+        } else {
+            SetMember {
+                elem,
+                inports: p,
+                outports: Vec::new(),
+            }
+        })
     }
 
     fn ydeclaration(&mut self, first: Option<Token>) {
@@ -563,7 +715,10 @@ impl<'a, 'o> Parser<'a, 'o> {
             let lm = lm_of(&d);
             if let Some(&old) = self.body.map.get(&name) {
                 self.err(lm, format!("redeclaration of element '{name}'"));
-                if !matches!(self.body.elements[old].class, ClassRef::Tunnel) {
+                if !matches!(
+                    self.body.elements[old].class,
+                    ClassRef::Tunnel | ClassRef::GroupIn | ClassRef::GroupOut(_)
+                ) {
                     let olm = self.body.elements[old].landmark.clone();
                     self.err(olm, format!("element '{name}' previously declared here"));
                 }
@@ -590,17 +745,41 @@ impl<'a, 'o> Parser<'a, 'o> {
                 lm_of(&t)
             };
             loop {
-                let inports = self.yport();
+                let mut inports = self.yport();
+                self.group_ports = None;
                 let Some(elem) = self.yelement(prev.is_empty() && set.is_empty()) else {
+                    let t = self.peek();
+                    if let Some(m) =
+                        self.implicit_port(&inports, &t, prev.is_empty(), set.is_empty())
+                    {
+                        set.push(m);
+                        let t = self.lex();
+                        if t.is(',') {
+                            continue;
+                        }
+                        self.unlex(t);
+                        break;
+                    }
                     if inports.is_some() && (prev.is_empty() || !set.is_empty()) {
                         self.err_here("stranded port ignored");
                     }
                     break;
                 };
+                // an anonymous group's ports are implied when not written
+                let group = self.group_ports.take();
+                if let (None, Some((nin, _))) = (&inports, group) {
+                    if nin > 0 {
+                        inports = Some((0..nin as i64).collect());
+                    }
+                }
                 let mut outports = None;
                 let t = self.peek();
                 if t.is('[') {
                     outports = self.yport();
+                } else if let Some((_, nout)) = group {
+                    if nout > 0 {
+                        outports = Some((0..nout as i64).collect());
+                    }
                 }
                 set.push(SetMember {
                     elem,
@@ -646,6 +825,8 @@ impl<'a, 'o> Parser<'a, 'o> {
                     | Kind::Char('{')
                     | Kind::Char('}')
                     | Kind::Char('[')
+                    | Kind::Char('(')
+                    | Kind::Char(')')
                     | Kind::TwoBar
                     | Kind::ElementClass
                     | Kind::Require
@@ -984,6 +1165,7 @@ impl<'a, 'o> Parser<'a, 'o> {
         let saved_scope = core::mem::take(&mut self.scope);
         let saved_nformals = core::mem::replace(&mut self.nformals, 0);
         let saved_order = core::mem::replace(&mut self.scope_order_error, false);
+        let saved_group = core::mem::replace(&mut self.in_group, 0);
         self.depth += 1;
         self.get_element("input".into(), ClassRef::Tunnel, String::new(), lm.clone());
         self.get_element("output".into(), ClassRef::Tunnel, String::new(), lm.clone());
@@ -993,6 +1175,7 @@ impl<'a, 'o> Parser<'a, 'o> {
         while self.ystatement(true) {}
 
         self.depth -= 1;
+        self.in_group = saved_group;
         let mut body = core::mem::replace(&mut self.body, saved_body);
         let scope = core::mem::replace(&mut self.scope, saved_scope);
         let nformals = core::mem::replace(&mut self.nformals, saved_nformals);
@@ -1151,10 +1334,14 @@ impl<'a, 'o> Parser<'a, 'o> {
     fn ystatement(&mut self, nested: bool) -> bool {
         let t = self.lex();
         match t.kind {
-            Kind::Ident | Kind::Char('[') | Kind::Char('{') => {
+            Kind::Ident | Kind::Char('[') | Kind::Char('{') | Kind::Char('(') => {
                 self.unlex(t);
                 self.yconnection();
                 true
+            }
+            Kind::Char(')') if nested && self.in_group > 0 => {
+                self.unlex(t);
+                false
             }
             Kind::ElementClass => {
                 self.yelementclass();
@@ -1175,7 +1362,8 @@ impl<'a, 'o> Parser<'a, 'o> {
             }
             Kind::Eof => {
                 if nested {
-                    self.err(lm_of(&t), "expected '}'");
+                    let close = if self.in_group > 0 { "')'" } else { "'}'" };
+                    self.err(lm_of(&t), format!("expected {close}"));
                     self.unlex(t);
                 }
                 false
@@ -1214,6 +1402,25 @@ struct WElem {
 struct Frame {
     depth: usize,
     vars: Vec<(String, String)>,
+}
+
+/// The flattener's class for a parsed element; `idx` maps the body's
+/// element indices (a group's tunnels) to the flattener's.
+fn wclass_of(c: &ClassRef, idx: impl Fn(usize) -> Option<usize>) -> WClass {
+    match c {
+        ClassRef::Prim(p) => WClass::Prim(p.clone()),
+        ClassRef::Comp(c) => WClass::Comp(c.clone()),
+        ClassRef::Tunnel => WClass::Prim("Error".into()),
+        ClassRef::Group(i, o) => match (idx(*i), idx(*o)) {
+            (Some(i), Some(o)) => WClass::Inst(i, o),
+            _ => WClass::Prim("Error".into()),
+        },
+        ClassRef::GroupIn => WClass::TunnelIn,
+        ClassRef::GroupOut(g) => match idx(*g) {
+            Some(g) => WClass::TunnelOut(g),
+            None => WClass::Prim("Error".into()),
+        },
+    }
 }
 
 struct Flattener {
@@ -1506,7 +1713,9 @@ impl Flattener {
                 self.elems[which].class = WClass::Prim(p);
                 return;
             }
-            ClassRef::Tunnel => return,
+            ClassRef::Tunnel | ClassRef::Group(..) | ClassRef::GroupIn | ClassRef::GroupOut(_) => {
+                return
+            }
         };
         // new variable environment
         let mut new_env: Vec<Frame> = env
@@ -1580,11 +1789,8 @@ impl Flattener {
                 idx_map.push(None);
                 continue;
             }
-            let class = match &e.class {
-                ClassRef::Prim(p) => WClass::Prim(p.clone()),
-                ClassRef::Comp(c) => WClass::Comp(c.clone()),
-                ClassRef::Tunnel => WClass::Prim("Error".into()),
-            };
+            // groups are patched below, once every index is known
+            let class = wclass_of(&e.class, |_| None);
             let config = expand_vars(&e.config, env);
             let i = self.add_elem(WElem {
                 name: cname,
@@ -1596,6 +1802,13 @@ impl Flattener {
                 return;
             }
             idx_map.push(i);
+        }
+        for (bi, e) in comp.body.elements.iter().enumerate().skip(2) {
+            if let (ClassRef::Group(..) | ClassRef::GroupOut(_), Some(Some(fi))) =
+                (&e.class, idx_map.get(bi))
+            {
+                self.elems[*fi].class = wclass_of(&e.class, |j| idx_map.get(j).copied().flatten());
+            }
         }
         for c in &comp.body.conns {
             if let (Some(Some(f)), Some(Some(t))) = (idx_map.get(c.from), idx_map.get(c.to)) {
@@ -1773,6 +1986,9 @@ pub fn parse_config_with(
         depth: 0,
         requirements: Vec::new(),
         opts,
+        in_group: 0,
+        group_seq: 0,
+        group_ports: None,
     };
     while p.ystatement(false) {}
     p.body.deanonymize();
@@ -1798,11 +2014,8 @@ pub fn parse_config_with(
         too_big: false,
     };
     for e in body.elements {
-        let class = match e.class {
-            ClassRef::Prim(p) => WClass::Prim(p),
-            ClassRef::Comp(c) => WClass::Comp(c),
-            ClassRef::Tunnel => WClass::Prim("Error".into()),
-        };
+        // the top level's indices are the flattener's
+        let class = wclass_of(&e.class, Some);
         let name = e.name;
         fl.map.insert(name.clone(), fl.elems.len());
         fl.elems.push(WElem {

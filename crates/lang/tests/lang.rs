@@ -490,3 +490,60 @@ fn sorted(mut v: Vec<String>) -> Vec<String> {
 fn sorted_strs(v: &[&str]) -> Vec<String> {
     sorted(v.iter().map(|s| s.to_string()).collect())
 }
+
+/// Element groups `( ... )`: their elements belong to the enclosing scope,
+/// `[N] ->` at the start of a chain and `-> [N]` at its end are the
+/// group's own ports, and a group's port lists are implied, so `=>`
+/// joins ports pairwise (Click's Bypass-02 and Shaper-01 shapes).
+#[test]
+fn element_groups_and_implicit_ports() {
+    let c = parse(
+        "s :: Switch(0)
+         => ( [0] -> c0 :: Counter -> [0];
+              [1] -> c1 :: Counter -> [1] )
+         => r :: RoundRobinSched -> d :: Discard;",
+    );
+    assert!(
+        names(&c).contains(&"c0") && names(&c).contains(&"c1"),
+        "{:?}",
+        names(&c)
+    );
+    assert!(!names(&c)
+        .iter()
+        .any(|n| n.contains("group") || n.contains("input")));
+    let mut k = conns(&c);
+    k.sort();
+    assert_eq!(
+        k,
+        [
+            "c0[0]->[0]r",
+            "c1[0]->[1]r",
+            "r[0]->[0]d",
+            "s[0]->[0]c0",
+            "s[1]->[0]c1"
+        ]
+    );
+    // `input`/`output` by name, groups inside groups, a group at the start
+    let c = parse(
+        "a :: Idle -> ( input -> ( [0] -> x :: Counter -> [0] ) -> output ) -> b :: Discard;",
+    );
+    assert_eq!(conns(&c), ["a[0]->[0]x", "x[0]->[0]b"]);
+    // explicit ports on a group override the implied ones
+    let c = parse(
+        "t :: Tee(2); t[1] -> [0]( [0] -> y :: Counter -> [0] ) -> Discard; t[0] -> Discard;",
+    );
+    assert!(
+        conns(&c).contains(&"t[1]->[0]y".to_string()),
+        "{:?}",
+        conns(&c)
+    );
+    // implicit ports inside a compound
+    let c =
+        parse("elementclass E { [0] -> z :: Counter -> [0] } a :: Idle -> e :: E -> b :: Discard;");
+    assert_eq!(conns(&c), ["a[0]->[0]e/z", "e/z[0]->[0]b"]);
+    // errors: an unclosed group, a group's port used but not provided
+    let e = errs("Idle -> ( [0] -> Counter -> [0] -> Discard;");
+    assert!(e.iter().any(|l| l.contains("expected ')'")), "{e:?}");
+    let e = errs("t :: Tee(2); t[0] -> ( [0] -> Discard ) [1] -> Discard; t[1] -> Discard;");
+    assert!(e.iter().any(|l| l.contains("has no output 1")), "{e:?}");
+}
