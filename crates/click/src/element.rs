@@ -255,8 +255,24 @@ pub trait Element: Any {
     /// Called when the router stops (flush files, report).
     fn cleanup(&mut self, _cx: &Ctx) {}
 
+    /// Click's hot swap: takes what should survive a reconfiguration
+    /// (queued packets, an ARP table, a listening socket) from `old`, the
+    /// element of the same name in the router being replaced. `old` may be
+    /// of another class: downcast it with [`Element::as_any_mut`] and
+    /// leave it alone if it is not of a compatible type. Called after
+    /// `initialize`, before the new router runs; `old` is cleaned up
+    /// afterwards. See [`Router::take_state_from`](crate::router::Router::take_state_from).
+    fn take_state(&mut self, _old: &mut dyn Element, _cx: &Ctx) {}
+
     /// For downcasting in tests and by the host.
     fn as_any(&self) -> &dyn Any;
+
+    /// For downcasting mutably ([`Element::take_state`]); `None` for
+    /// elements that do not implement it (those written without
+    /// [`element_any!`]).
+    fn as_any_mut(&mut self) -> Option<&mut dyn Any> {
+        None
+    }
 }
 
 /// Implements `as_any` for an element type.
@@ -265,6 +281,9 @@ macro_rules! element_any {
     () => {
         fn as_any(&self) -> &dyn core::any::Any {
             self
+        }
+        fn as_any_mut(&mut self) -> Option<&mut dyn core::any::Any> {
+            Some(self)
         }
     };
 }

@@ -216,6 +216,25 @@ pub struct RouterOptions {
     /// Whether configuration warnings are printed (Click's `-w` turns
     /// them off).
     pub warnings: bool,
+    /// When this router is to replace a running one (Click's hot swap):
+    /// the running router's element names and classes. Elements see the
+    /// class of their namesake with [`Ctx::hotswap_class`] while they
+    /// initialize (a ControlSocket leaves its port to be taken over), and
+    /// [`Router::take_state_from`] then moves state across.
+    pub hotswap: Option<BTreeMap<String, &'static str>>,
+    /// Global handlers the host adds (the driver's `hotconfig`).
+    pub globals: Option<alloc::rc::Rc<dyn GlobalHandlers>>,
+}
+
+/// Global handlers a host adds to a router's own (`version`, `stop`, ...).
+pub trait GlobalHandlers {
+    /// `(name, mode)` pairs for the `handlers` listing (`"w"`, `"r"`,
+    /// `"rw"`).
+    fn list(&self) -> Vec<(&'static str, &'static str)>;
+    /// A read of `name`, or `None` if the host has no such handler.
+    fn read(&self, name: &str) -> Option<Result<String, String>>;
+    /// A write of `name`, or `None` if the host has no such handler.
+    fn write(&self, name: &str, value: &str) -> Option<Result<(), String>>;
 }
 
 /// Initialization order: declaration order, with every element preceded
@@ -326,6 +345,8 @@ impl Default for RouterOptions {
             home_threads: BTreeMap::new(),
             names: None,
             warnings: true,
+            hotswap: None,
+            globals: None,
         }
     }
 }
@@ -364,6 +385,8 @@ pub struct Core {
     home_threads: BTreeMap<String, i64>,
     name_info: NameTable,
     warnings: bool,
+    hotswap: Option<BTreeMap<String, &'static str>>,
+    globals: Option<alloc::rc::Rc<dyn GlobalHandlers>>,
     /// The clock as read once during the current task run (see
     /// [`Ctx::now_coarse`]); `None` outside task runs or before the first read.
     coarse_now: Cell<Option<Timestamp>>,
@@ -597,6 +620,8 @@ impl Router {
             home_threads: opts.home_threads.clone(),
             name_info,
             warnings: opts.warnings,
+            hotswap: opts.hotswap.clone(),
+            globals: opts.globals.clone(),
             coarse_now: Cell::new(None),
             in_task: Cell::new(false),
         };
@@ -696,6 +721,32 @@ impl Router {
     pub fn cleanup(&self) {
         for i in 0..self.core.slots.len() {
             self.core.with_elem(i, |e, cx| e.cleanup(cx));
+        }
+    }
+
+    /// Every element's name and class, for [`RouterOptions::hotswap`].
+    pub fn element_classes(&self) -> BTreeMap<String, &'static str> {
+        self.core
+            .slots
+            .iter()
+            .map(|s| (s.name.clone(), s.spec.name))
+            .collect()
+    }
+
+    /// Click's hot swap: each element of this (new, initialized, not yet
+    /// running) router takes the state of its namesake in `old` (which
+    /// must not be running either): a Queue its packets, an ARPQuerier
+    /// its table, a ControlSocket its port and connections. Elements of
+    /// another class are left alone, as each element's
+    /// [`Element::take_state`] checks. Call `old.cleanup()` afterwards.
+    pub fn take_state_from(&self, old: &Router) {
+        for i in init_order(&self.core.slots) {
+            let Some(&j) = old.core.names.get(&self.core.slots[i].name) else {
+                continue;
+            };
+            self.core.with_elem(i, |e, cx| {
+                old.core.with_elem(j, |oe, _| e.take_state(oe, cx));
+            });
         }
     }
 
@@ -1435,23 +1486,37 @@ impl Core {
                 }
                 Ok(s)
             }
-            "requirements" => Ok(self.requirements.iter().map(|r| format!("{}\n", r)).collect()),
+            "requirements" => Ok(self
+                .requirements
+                .iter()
+                .map(|r| format!("{}\n", r))
+                .collect()),
             "classes" => {
                 let mut v: Vec<&str> = self.slots.iter().map(|s| s.spec.name).collect();
                 v.sort_unstable();
                 v.dedup();
                 Ok(v.iter().map(|c| format!("{}\n", c)).collect())
             }
-            "handlers" => Ok(
-                "version\tr\ndriver\tr\nconfig\tr\nflatconfig\tr\nlist\tr\nrequirements\tr\nclasses\tr\nhandlers\tr\nstop\tw\ntimewarp\trw\n"
-                    .to_string(),
-            ),
+            "handlers" => {
+                let mut s = String::from(
+                    "version\tr\ndriver\tr\nconfig\tr\nflatconfig\tr\nlist\tr\nrequirements\tr\nclasses\tr\nhandlers\tr\nstop\tw\ntimewarp\trw\n",
+                );
+                if let Some(g) = &self.globals {
+                    for (n, m) in g.list() {
+                        s.push_str(&format!("{n}\t{m}\n"));
+                    }
+                }
+                Ok(s)
+            }
             "stop" => Err(HandlerError::PermissionDenied(h.into())),
             "timewarp" => match self.clock.warp() {
                 Some(s) => Ok(crate::time::format_speed(s)),
                 None => Err(HandlerError::NoSuchHandler(h.into())),
             },
-            _ => Err(HandlerError::NoSuchHandler(h.into())),
+            _ => match self.globals.as_ref().and_then(|g| g.read(h)) {
+                Some(r) => r.map_err(HandlerError::Failed),
+                None => Err(HandlerError::NoSuchHandler(h.into())),
+            },
         }
     }
 
@@ -1474,7 +1539,10 @@ impl Core {
             }
             "version" | "driver" | "config" | "flatconfig" | "list" | "requirements"
             | "classes" | "handlers" => Err(HandlerError::PermissionDenied(h.into())),
-            _ => Err(HandlerError::NoSuchHandler(h.into())),
+            _ => match self.globals.as_ref().and_then(|g| g.write(h, value)) {
+                Some(r) => r.map_err(HandlerError::Failed),
+                None => Err(HandlerError::NoSuchHandler(h.into())),
+            },
         }
     }
 
@@ -1679,6 +1747,18 @@ impl<'a> Ctx<'a> {
     /// The host context given in [`RouterOptions::host`], if any.
     pub fn host(&self) -> Option<&'a alloc::rc::Rc<dyn core::any::Any>> {
         self.core.host.as_ref()
+    }
+    /// When this router is built to replace a running one (hot swap): the
+    /// class of this element's namesake there, if it has one. An element
+    /// that would take over a resource its namesake holds (a port, a
+    /// socket) leaves it alone in `initialize` and takes it in
+    /// [`Element::take_state`].
+    pub fn hotswap_class(&self) -> Option<&'static str> {
+        self.core
+            .hotswap
+            .as_ref()?
+            .get(&self.core.slots[self.me].name)
+            .copied()
     }
     /// Whether this element's task is scheduled.
     pub fn task_scheduled(&self) -> bool {

@@ -5,6 +5,7 @@ use crate::console::StdConsole;
 use click::prelude::*;
 use click::router::HandlerError;
 use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::os::fd::RawFd;
 use std::rc::Rc;
@@ -84,7 +85,7 @@ impl Clock for SystemClock {
 }
 
 /// Parsed command line.
-#[derive(Default, Debug)]
+#[derive(Default, Debug, Clone)]
 pub struct Options {
     pub router_file: Option<String>,
     pub file_is_expr: bool,
@@ -107,6 +108,8 @@ pub struct Options {
     pub affinity: bool,
     /// `--replicate`: one whole copy of the configuration per thread.
     pub replicate: bool,
+    /// `-R`: the `hotconfig` handler replaces the running configuration.
+    pub reconfigure: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -191,12 +194,15 @@ Options:
       --replicate               With -j N: run N copies of the configuration,
                                 one per thread; FromDevice copies share their
                                 interface by flow hash, handlers read totals.
+  -R, --allow-reconfigure       Provide a writable 'hotconfig' handler: a write
+                                replaces the running configuration with the
+                                one written, keeping state (queued packets,
+                                ARP tables, ControlSocket connections) of
+                                elements with the same names. One thread only.
       --help                    Print this message and exit.
   -v, --version                 Print version number and exit.
 
 Arguments of the form NAME=VALUE define configuration parameters ($NAME).
-Not supported: -R/--allow-reconfigure (hot reconfiguration through the
-control socket's 'hotconfig' handler).
 "
     )
 }
@@ -407,11 +413,11 @@ pub fn parse_args(prog: &str, args: &[String]) -> Parsed {
             Some(Opt::ClickPath) => {}
             Some(Opt::Port) => o.ports.push(val.unwrap_or_default()),
             Some(Opt::UnixSocket) => o.unix_sockets.push(val.unwrap_or_default()),
-            Some(Opt::Reconfig) => {
-                errors.push(format!("{spelling}: hot reconfiguration is not supported"));
-                return Parsed::Bad(errors);
-            }
+            Some(Opt::Reconfig) => o.reconfigure = true,
         }
+    }
+    if o.reconfigure && o.threads > 1 {
+        errors.push("-R (hot reconfiguration) works with one thread only, not with -j".into());
     }
     if o.replicate && o.threads < 2 {
         errors.push("--replicate needs -j N with N of 2 or more".into());
@@ -644,7 +650,13 @@ fn run_with(prog: &str, args: &[String], registry: &Registry, console: &Rc<StdCo
     };
 
     // parse (errors here are the lexer's: no "could not be initialized")
-    let flat = match click_lang::parse_config(&text, &fname, &o.defines) {
+    // the lexer knows every class, as Click's does: a bare word that is
+    // neither an element nor a class is an undeclared element
+    let is_class = |n: &str| registry.get(n).is_some();
+    let popts = click_lang::ParseOptions {
+        is_class: Some(&is_class),
+    };
+    let flat = match click_lang::parse_config_with(&text, &fname, &o.defines, &popts) {
         Ok(f) => f,
         Err(errs) => {
             for e in errs {
@@ -783,6 +795,17 @@ fn run_with(prog: &str, args: &[String], registry: &Registry, console: &Rc<StdCo
         Some(v) => Box::new(v.clone()),
         None => Box::new(SystemClock),
     };
+    let hotswap = o.reconfigure.then(|| {
+        Rc::new_cyclic(|me| HotSwap {
+            me: me.clone(),
+            options: o.clone(),
+            registry: registry.clone(),
+            console: console.clone(),
+            vclock: vclock.clone(),
+            classes: RefCell::new(BTreeMap::new()),
+            pending: RefCell::new(None),
+        })
+    });
     let host = Rc::new(Host {
         selector: Selector::default(),
         thread: None,
@@ -800,6 +823,9 @@ fn run_with(prog: &str, args: &[String], registry: &Registry, console: &Rc<StdCo
                 .map(|p| p.home_threads(&flat))
                 .unwrap_or_default(),
             warnings: o.warnings,
+            globals: hotswap
+                .as_ref()
+                .map(|h| h.clone() as Rc<dyn click::router::GlobalHandlers>),
             ..RouterOptions::default()
         },
     ) {
@@ -821,13 +847,162 @@ fn run_with(prog: &str, args: &[String], registry: &Registry, console: &Rc<StdCo
         crate::threads::pin_to_cpu(0);
     }
     let before = (cpu_times(), Instant::now());
+    let (mut router, mut host) = (router, host);
     if run {
         catch_signals();
-        drive_with(&router, vclock.as_deref(), Some(&host.selector), None);
+        loop {
+            if let Some(h) = &hotswap {
+                *h.classes.borrow_mut() = router.element_classes();
+            }
+            drive_with(
+                &router,
+                vclock.as_deref(),
+                Some(&host.selector),
+                hotswap.as_deref().map(|h| h as &dyn LoopHooks),
+            );
+            // a `hotconfig` write: the new router takes the old one's state
+            // and runs in its place
+            let next = hotswap.as_ref().and_then(|h| h.pending.borrow_mut().take());
+            match next {
+                Some((new, new_host)) if !router.is_stopped() && !interrupted() => {
+                    new.take_state_from(&router);
+                    router.cleanup();
+                    router = new;
+                    host = new_host;
+                }
+                Some((new, _)) => {
+                    new.cleanup();
+                    break;
+                }
+                None => break,
+            }
+        }
     }
     exit_value = after_run(&router, &o, console, before, exit_value);
     router.cleanup();
+    drop(host);
     exit_value & 0xff
+}
+
+/// `-R`: the driver's `hotconfig` handler. A write parses and initializes
+/// the new configuration at once (errors go back to the writer, and the
+/// running router carries on); the driver loop then stops at the end of the
+/// current pass, the new router takes the state of the old one's elements
+/// of the same names (Click's hot swap), and runs in its place.
+struct HotSwap {
+    me: std::rc::Weak<HotSwap>,
+    options: Options,
+    registry: Registry,
+    console: Rc<StdConsole>,
+    vclock: Option<Rc<VirtualClock>>,
+    /// The running router's element names and classes.
+    classes: RefCell<BTreeMap<String, &'static str>>,
+    /// A new router waiting to take over, with its host.
+    pending: RefCell<Option<(Router, Rc<Host>)>>,
+}
+
+impl HotSwap {
+    fn build(&self, text: &str) -> Result<(Router, Rc<Host>), Vec<String>> {
+        let o = &self.options;
+        let is_class = |n: &str| self.registry.get(n).is_some();
+        let popts = click_lang::ParseOptions {
+            is_class: Some(&is_class),
+        };
+        let mut flat = click_lang::parse_config_with(text, "<hotconfig>", &o.defines, &popts)
+            .map_err(|errs| errs.iter().map(|e| e.to_string()).collect::<Vec<_>>())?;
+        add_control_sockets(&mut flat, o);
+        let unknown: Vec<String> = flat
+            .elements
+            .iter()
+            .filter(|e| self.registry.get(&e.class).is_none())
+            .map(|e| format!("{}: unknown element class '{}'", e.landmark, e.class))
+            .collect();
+        if !unknown.is_empty() {
+            return Err(unknown);
+        }
+        let order_sensitive = flat
+            .elements
+            .iter()
+            .filter(|e| {
+                self.registry
+                    .get(&e.class)
+                    .is_some_and(|c| c.order_sensitive)
+            })
+            .count();
+        let max_batch = if order_sensitive >= 2 {
+            1
+        } else {
+            RouterOptions::default().max_batch
+        };
+        let clock: Box<dyn Clock> = match &self.vclock {
+            Some(v) => Box::new(v.clone()),
+            None => Box::new(SystemClock),
+        };
+        let host = Rc::new(Host {
+            selector: Selector::default(),
+            thread: None,
+        });
+        let router = Router::from_flat(
+            &flat,
+            &self.registry,
+            clock,
+            Box::new((*self.console).clone()),
+            RouterOptions {
+                host: Some(host.clone() as Rc<dyn std::any::Any>),
+                max_batch,
+                warnings: o.warnings,
+                hotswap: Some(self.classes.borrow().clone()),
+                globals: self
+                    .me
+                    .upgrade()
+                    .map(|h| h as Rc<dyn click::router::GlobalHandlers>),
+                ..RouterOptions::default()
+            },
+        )?;
+        Ok((router, host))
+    }
+}
+
+impl click::router::GlobalHandlers for HotSwap {
+    fn list(&self) -> Vec<(&'static str, &'static str)> {
+        vec![("hotconfig", "w")]
+    }
+
+    fn read(&self, name: &str) -> Option<Result<String, String>> {
+        (name == "hotconfig").then(|| Err("'hotconfig' is write-only".to_string()))
+    }
+
+    fn write(&self, name: &str, value: &str) -> Option<Result<(), String>> {
+        if name != "hotconfig" {
+            return None;
+        }
+        Some(match self.build(value) {
+            Ok(new) => {
+                if let Some((old, _)) = self.pending.borrow_mut().replace(new) {
+                    old.cleanup();
+                }
+                Ok(())
+            }
+            Err(mut errs) => {
+                errs.push("Router could not be initialized!".into());
+                Err(errs.join("\n"))
+            }
+        })
+    }
+}
+
+impl LoopHooks for HotSwap {
+    fn check(&self, _router: &Router) -> bool {
+        self.pending.borrow().is_none()
+    }
+    fn idle(&self, _router: &Router) -> bool {
+        false
+    }
+    fn stopped(&self, _router: &Router) {}
+    fn before_wait(&self) -> bool {
+        self.pending.borrow().is_none()
+    }
+    fn after_wait(&self) {}
 }
 
 /// After the driver stopped: `-t`, `-h` handlers and `-x`, as click.cc.

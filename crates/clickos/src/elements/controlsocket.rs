@@ -483,6 +483,9 @@ pub struct ControlSocket {
     me: usize,
     /// Scratch for [`ControlSocket::register`].
     fds: Vec<(RawFd, libc::c_short)>,
+    /// A `hotconfig` write succeeded: the rest of the input waits for the
+    /// new router's ControlSocket, which takes the connections over.
+    swap_pending: std::cell::Cell<bool>,
 }
 
 use crate::driver::selector;
@@ -652,6 +655,9 @@ impl ControlSocket {
     fn process(&self, c: &mut Conn, cx: &Ctx) -> bool {
         let mut n = 0;
         loop {
+            if self.swap_pending.get() {
+                return false;
+            }
             if c.out_closed || c.pending_out() > OUT_HIGH {
                 return false;
             }
@@ -1007,7 +1013,12 @@ impl ControlSocket {
         }
         let value = String::from_utf8_lossy(data);
         match cx.core().write_handler(&t.path(), &value) {
-            Ok(()) => c.message(CSERR_OK, &cat(&[b"Write handler '", full, b"' OK"]), false),
+            Ok(()) => {
+                if t.path() == "hotconfig" {
+                    self.swap_pending.set(true);
+                }
+                c.message(CSERR_OK, &cat(&[b"Write handler '", full, b"' OK"]), false)
+            }
             Err(e) => self.handler_error(c, full, e, true),
         }
     }
@@ -1311,7 +1322,9 @@ impl Element for ControlSocket {
         };
         self.name = cx.name().to_string();
         self.me = cx.index();
-        if !self.try_open(cx)? {
+        // Hot swap: the running ControlSocket of this name keeps its port
+        // (and its connections) until this one takes them in take_state.
+        if cx.hotswap_class() != Some("ControlSocket") && !self.try_open(cx)? {
             cx.schedule_timer_after(TIMER_RETRY, 1_000_000_000);
         }
         sel.hold(self.me, true);
@@ -1343,6 +1356,34 @@ impl Element for ControlSocket {
                 cx.schedule_task();
             }
             _ => {}
+        }
+        self.register(cx);
+    }
+
+    /// Hot swap: the listening socket and the open connections pass to the
+    /// new router's ControlSocket of the same name, so clients (the one
+    /// that wrote `hotconfig` among them) carry on; one of another type or
+    /// port opens its own.
+    fn take_state(&mut self, old: &mut dyn Element, cx: &Ctx) {
+        let same = old
+            .as_any_mut()
+            .and_then(|a| a.downcast_mut::<ControlSocket>())
+            .filter(|o| o.kind == self.kind && o.where_ == self.where_ && o.listener.is_some());
+        match same {
+            Some(o) => {
+                self.listener = o.listener.take();
+                self.port = o.port;
+                self.bound_path = core::mem::take(&mut o.bound_path);
+                self.conns = core::mem::take(&mut o.conns);
+                self.accept_paused = o.accept_paused;
+                cx.schedule_task();
+            }
+            None if self.listener.is_none() => match self.try_open(cx) {
+                Ok(true) => {}
+                Ok(false) => cx.schedule_timer_after(TIMER_RETRY, 1_000_000_000),
+                Err(e) => cx.error_line(&format!("{}: {e}", cx.declaration())),
+            },
+            None => {}
         }
         self.register(cx);
     }

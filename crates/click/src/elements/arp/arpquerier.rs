@@ -461,6 +461,29 @@ impl Element for ARPQuerier {
         }
     }
 
+    /// Hot swap: an ARPQuerier with the same addresses takes the old one's
+    /// table (entries and waiting packets) when both keep their own (with
+    /// TABLE, the ARPTable element carries the state).
+    fn take_state(&mut self, old: &mut dyn Element, cx: &Ctx) {
+        let Some(o) = old
+            .as_any_mut()
+            .and_then(|a| a.downcast_mut::<ARPQuerier>())
+        else {
+            return;
+        };
+        if o.my_ip != self.my_ip
+            || o.my_eth != self.my_eth
+            || o.bcast != self.bcast
+            || o.table_name.is_some()
+            || self.table_name.is_some()
+        {
+            return;
+        }
+        let mut t = self.table.borrow_mut();
+        t.take_entries(&mut o.table.borrow_mut());
+        self.timer.arm(&t, EXPIRE_TIMER, cx);
+    }
+
     fn push(&mut self, port: usize, p: Packet, cx: &Ctx) {
         let mut out = core::mem::take(&mut self.out);
         if port == 0 {

@@ -248,6 +248,19 @@ impl Table {
     }
 
     /// Drops every entry and waiting packet.
+    /// Hot swap: an empty table takes `old`'s entries (with their waiting
+    /// packets) and counters, keeping its own limits.
+    pub(crate) fn take_entries(&mut self, old: &mut Table) {
+        if !self.map.is_empty() {
+            return;
+        }
+        core::mem::swap(&mut self.map, &mut old.map);
+        core::mem::swap(&mut self.age, &mut old.age);
+        self.next_seq = old.next_seq;
+        self.packets = core::mem::take(&mut old.packets);
+        self.drops = old.drops;
+    }
+
     pub(crate) fn clear(&mut self) {
         self.drops += self.packets as u64;
         self.map.clear();
@@ -579,6 +592,19 @@ impl Element for ARPTable {
     fn run_timer(&mut self, _id: u32, cx: &Ctx) {
         self.timer
             .fire(&mut self.table.borrow_mut(), EXPIRE_TIMER, cx);
+    }
+
+    /// Hot swap: the entries of the old ARPTable of this name.
+    fn take_state(&mut self, old: &mut dyn Element, cx: &Ctx) {
+        let Some(o) = old.as_any_mut().and_then(|a| a.downcast_mut::<ARPTable>()) else {
+            return;
+        };
+        if Rc::ptr_eq(&self.table, &o.table) {
+            return;
+        }
+        let mut t = self.table.borrow_mut();
+        t.take_entries(&mut o.table.borrow_mut());
+        self.timer.arm(&t, EXPIRE_TIMER, cx);
     }
 
     fn read_handler(&mut self, name: &str, cx: &Ctx) -> Option<HandlerResult<String>> {

@@ -338,6 +338,36 @@ impl Element for Queue {
         self.nonfull
     }
 
+    /// Hot swap: the new queue starts with the old one's packets (as many
+    /// as fit; the rest are dropped with a warning), as Click's queues do.
+    fn take_state(&mut self, old: &mut dyn Element, cx: &Ctx) {
+        let Some(o) = old.as_any_mut().and_then(|a| a.downcast_mut::<Queue>()) else {
+            return;
+        };
+        if !self.q.is_empty() {
+            return;
+        }
+        let old_len = o.q.len();
+        while self.q.len() < self.capacity {
+            match o.q.pop_front() {
+                Some(p) => self.q.push_back(p),
+                None => break,
+            }
+        }
+        if !o.q.is_empty() {
+            cx.error_line(&format!(
+                "{}: warning: some packets lost (old length {}, new capacity {})",
+                cx.declaration(),
+                old_len,
+                self.capacity
+            ));
+            o.q.clear();
+        }
+        self.highwater = self.highwater.max(self.q.len());
+        self.wake(cx);
+        self.note_room(cx);
+    }
+
     fn queue_len(&self) -> Option<usize> {
         Some(self.q.len())
     }
