@@ -791,13 +791,16 @@ fn readonly_keyword_and_config_errors() {
     assert!(r.err.contains("bind: Address already in use"), "{}", r.err);
     drop(hold);
 
-    // -R is still refused; -p and -u are documented
-    let r = click(&["-R", "-e", "Idle -> Discard"]);
+    // -R works with one thread only; -p, -u and -R are documented
+    let r = click(&["-R", "-q", "-e", "Idle -> Discard"]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    let r = click(&["-R", "-j", "2", "-e", "Idle -> Discard"]);
     assert_eq!(r.code, 1);
+    assert!(r.err.contains("one thread only"), "{}", r.err);
     let r = click(&["--help"]);
     assert!(r.out.contains("-p, --port PORT"));
     assert!(r.out.contains("-u, --unix-socket FILE"));
-    assert!(r.out.contains("-R/--allow-reconfigure"));
+    assert!(r.out.contains("-R, --allow-reconfigure"));
 }
 
 #[test]
@@ -1026,4 +1029,71 @@ fn handlers_on_other_threads() {
     let (code, out, err) = stop_and_wait(&mut c, server);
     assert_eq!(code, 0, "stderr: {err}");
     assert!(out.trim().parse::<u64>().is_ok(), "{out}");
+}
+
+/// `-R`: writing `hotconfig` replaces the running configuration; this very
+/// connection carries on with the new router, and elements of the same
+/// name keep their state (a Queue its packets, an ARPQuerier its table). A
+/// bad configuration is refused with Click's error code and the old one
+/// keeps running. Without `-R` there is no `hotconfig` handler.
+#[test]
+fn hotconfig_replaces_the_configuration_and_keeps_state() {
+    let old = "InfiniteSource(LIMIT 5, STOP false) -> q :: Queue(10) -> Idle; \
+               Idle -> a :: ARPQuerier(10.0.0.1, 2:0:0:0:0:1) -> Discard; Idle -> [1]a; \
+               s :: Switch(0); Idle -> s -> Discard; s[1] -> Discard;";
+    let (server, _port, mut c) = start_cfg(old, &["-R"]);
+    let t0 = Instant::now();
+    while c.read("q.length") != "5" {
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "the source never filled the queue"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(c.cmd("WRITE a.insert 10.0.0.2 2:0:0:0:0:2").code, 200);
+    assert!(c.read("handlers").contains("hotconfig\tw"));
+
+    // refused: the old router keeps running
+    let r = c.cmd("WRITE hotconfig Idle -> Print;");
+    assert_eq!(r.code, 520, "{r:?}");
+    assert!(r.text().contains("output 0 unused"), "{r:?}");
+    assert!(
+        r.text().ends_with("Router could not be initialized!"),
+        "{r:?}"
+    );
+    let r = c.cmd("WRITE hotconfig Idle -> Nonesuch;");
+    assert_eq!(r.code, 520, "{r:?}");
+    assert!(r.text().contains("undeclared element 'Nonesuch'"), "{r:?}");
+    assert_eq!(c.read("s.config"), "0");
+
+    // replaced, in one go with the commands after it
+    let new = "q :: Queue(3) -> Idle; Idle -> q; \
+               Idle -> a :: ARPQuerier(10.0.0.1, 2:0:0:0:0:1) -> Discard; Idle -> [1]a; \
+               s :: Switch(1); Idle -> s -> Discard; s[1] -> Discard;";
+    c.send(format!("WRITE hotconfig {new}\r\nREAD s.config\r\n").as_bytes());
+    let r = c.reply();
+    assert_eq!(r.code, 200, "{r:?}");
+    assert_eq!(r.text(), "Write handler 'hotconfig' OK");
+    let r = c.reply();
+    assert_eq!(r.code, 200, "{r:?}");
+    assert_eq!(c.data(), b"1");
+    assert_eq!(c.read("q.length"), "3");
+    assert!(
+        c.read("a.table").contains("10.0.0.2 1 02-00-00-00-00-02"),
+        "the ARP entry did not survive the swap"
+    );
+    // the old configuration's elements are gone
+    assert_eq!(c.cmd("READ InfiniteSource@1.count").code, 510);
+    assert_eq!(c.cmd("WRITE stop").code, 200);
+    let (code, _out, err) = server.wait();
+    assert_eq!(code, 0, "stderr: {err}");
+    assert!(
+        err.contains("q :: Queue: warning: some packets lost (old length 5, new capacity 3)"),
+        "{err}"
+    );
+
+    let (server, _port, mut c) = start_cfg("Idle -> Discard;", &[]);
+    let r = c.cmd("WRITE hotconfig Idle -> Discard;");
+    assert_eq!(r.code, 511, "{r:?}");
+    drop(server);
 }

@@ -222,6 +222,17 @@ fn configuration_errors_and_atomic_replace() {
         i.install(TIMED).unwrap();
         assert!(matches!(i.state(), State::Idle | State::Running));
         assert!(i.read("c.count").is_ok());
+        // Installing keeps the state of elements of the same name (Click's
+        // hot swap): the queued packets survive, the source does not.
+        i.install("InfiniteSource(LIMIT 4, STOP false) -> q :: Queue(10) -> Idle")
+            .unwrap();
+        let t0 = std::time::Instant::now();
+        while i.read("q.length").unwrap().trim() != "4" {
+            assert!(t0.elapsed() < Duration::from_secs(5), "{level}");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        i.install("Idle -> q :: Queue(10) -> Idle").unwrap();
+        assert_eq!(i.read("q.length").unwrap().trim(), "4", "{level}");
     });
 }
 

@@ -355,6 +355,8 @@ impl<P: Platform> Runtime<'_, P> {
     fn install(&mut self, seq: u32, file: &str, config: &str) {
         let opts = RouterOptions {
             host: Some(self.vnics.clone() as Rc<dyn core::any::Any>),
+            // elements of the same name take the running router's state
+            hotswap: self.router.as_ref().map(|r| r.element_classes()),
             ..Default::default()
         };
         let built = Router::from_config(
@@ -377,6 +379,7 @@ impl<P: Platform> Runtime<'_, P> {
             }
             Ok(new) => {
                 if let Some(old) = self.router.take() {
+                    new.take_state_from(&old);
                     old.cleanup();
                 }
                 self.vnic_elems = crate::vnic::element_indices(&new);
