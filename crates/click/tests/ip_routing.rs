@@ -1,4 +1,5 @@
-//! RadixIPLookup, DirectIPLookup, LinearIPLookup and StaticIPLookup on
+//! RadixIPLookup, DirectIPLookup, RangeIPLookup, LinearIPLookup and
+//! StaticIPLookup on
 //! router-in.pcap: overlapping prefixes, gateways, handlers, errors.
 
 #[path = "ip_harness.rs"]
@@ -53,6 +54,7 @@ fn overlapping_prefixes_all_lookup_classes() {
     for class in [
         "RadixIPLookup",
         "DirectIPLookup",
+        "RangeIPLookup",
         "LinearIPLookup",
         "StaticIPLookup",
     ] {

@@ -473,3 +473,36 @@ fn timesortedsched_buffer_well_ordered_and_script_save() {
     assert_ne!(r.code, 0);
     assert!(r.err.contains("BUFFER"), "{}", r.err);
 }
+
+#[test]
+fn ipsummary_ecn_field_and_proto_directive() {
+    let dir = tmpdir("ipsum-ecn");
+    let f = dir.join("in.txt");
+    std::fs::write(
+        &f,
+        "!data timestamp src dst ip_ecn\n!proto 9\n\
+         1.1 1.0.0.1 1.0.0.2 no\n\
+         1.2 1.0.0.2 1.0.0.3 ect1\n\
+         1.3 1.0.0.3 1.0.0.4 ect2\n\
+         1.4 1.0.0.4 1.0.0.5 ce\n\
+         1.5 1.0.0.5 1.0.0.6 2\n",
+    )
+    .unwrap();
+    let cfg = format!(
+        "FromIPSummaryDump({}, STOP true, CHECKSUM true) -> CheckIPHeader -> ToIPSummaryDump(-, FIELDS ip_src ip_proto ip_tos ip_ecn)",
+        f.display()
+    );
+    let r = click(&["-e", &cfg]);
+    assert_eq!(r.code, 0, "stderr: {}", r.err);
+    let lines: Vec<&str> = r.out.lines().filter(|l| !l.starts_with('!')).collect();
+    assert_eq!(
+        lines,
+        [
+            "1.0.0.1 9 0 no",
+            "1.0.0.2 9 1 ect1",
+            "1.0.0.3 9 2 ect2",
+            "1.0.0.4 9 3 ce",
+            "1.0.0.5 9 2 ect2"
+        ]
+    );
+}

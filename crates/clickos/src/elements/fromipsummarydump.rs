@@ -74,8 +74,8 @@ pub static SPEC: ClassSpec = ClassSpec {
     summary: "Reads packets from an IP summary dump file.",
     description: "Reads lines from FILENAME (`-` means standard input), a file in Click's IP \
 summary dump format as ToIPSummaryDump writes it, and emits one IPv4 packet per line. The `!data` \
-line names the fields (see ToIPSummaryDump for the names); other `!` lines and `#` comments are \
-skipped; `-` marks a missing value. Packets hold an IP header and, for the first fragment of TCP, \
+line names the fields (see ToIPSummaryDump for the names); a `!proto P` line sets the protocol \
+of packets whose lines give none (as PROTO does); other `!` lines and `#` comments are skipped; `-` marks a missing value. Packets hold an IP header and, for the first fragment of TCP, \
 UDP and ICMP packets, a transport header (plus the payload when the dump has one); their IP length \
 is the dump's `ip_len` (or headers plus `payload_len`), and the extra-length annotation accounts for \
 the bytes not present. Timestamp, paint (`direction`, `link`) and aggregate annotations are set; the IP \
@@ -120,6 +120,7 @@ struct Values {
     proto: Option<u8>,
     ttl: Option<u8>,
     tos: Option<u8>,
+    ecn: Option<u8>,
     frag: Option<char>,
     fragoff: Option<(u16, bool)>,
     seq: Option<u32>,
@@ -257,6 +258,7 @@ impl FromIPSummaryDump {
                 }
                 Field::IpTtl => v.ttl = t.parse().ok(),
                 Field::IpTos => v.tos = t.parse().ok(),
+                Field::IpEcn => v.ecn = super::ipsumdump::parse_ecn(t),
                 Field::IpFrag => v.frag = t.chars().next(),
                 Field::IpFragoff => {
                     let (n, mf) = match t.strip_suffix('+') {
@@ -323,6 +325,9 @@ impl FromIPSummaryDump {
         let mut b = vec![0u8; data_len];
         b[0] = 0x45;
         b[1] = v.tos.unwrap_or(0);
+        if let Some(e) = v.ecn {
+            b[1] = (b[1] & !3) | e;
+        }
         b[2..4].copy_from_slice(&(ip_len.min(65535) as u16).to_be_bytes());
         b[4..6].copy_from_slice(&v.id.unwrap_or(0).to_be_bytes());
         let ff = (off & 0x1fff) | if mf { 0x2000 } else { 0 };
@@ -452,6 +457,19 @@ impl FromIPSummaryDump {
                                 e
                             ));
                         }
+                    }
+                } else if let Some(p) = rest.strip_prefix("proto") {
+                    // `!proto P`: the protocol of packets whose lines do
+                    // not give one.
+                    let p = p.trim();
+                    let v = match p {
+                        "T" => Some(6),
+                        "U" => Some(17),
+                        "I" => Some(1),
+                        _ => p.parse::<u8>().ok(),
+                    };
+                    if let Some(v) = v {
+                        self.default_proto = v;
                     }
                 } else if rest.starts_with("binary") {
                     cx.error_line(&format!(

@@ -24,6 +24,8 @@ pub enum Field {
     IpProto,
     IpTtl,
     IpTos,
+    /// `ip_ecn`: the TOS byte's ECN bits, as `no`, `ect1`, `ect2` or `ce`.
+    IpEcn,
     IpFrag,
     IpFragoff,
     IpHl,
@@ -63,6 +65,7 @@ const NAMES: &[(&str, Field)] = &[
     ("ip_proto", Field::IpProto),
     ("ip_ttl", Field::IpTtl),
     ("ip_tos", Field::IpTos),
+    ("ip_ecn", Field::IpEcn),
     ("ip_frag", Field::IpFrag),
     ("ip_fragoff", Field::IpFragoff),
     ("ip_hl", Field::IpHl),
@@ -152,6 +155,21 @@ pub fn parse_fields(s: &str) -> Result<Vec<Field>, String> {
         return Err("no contents specified".into());
     }
     Ok(v)
+}
+
+/// Click's names for the ECN field values 0 to 3 (`ip_ecn`).
+pub const ECN_NAMES: [&str; 4] = ["no", "ect1", "ect2", "ce"];
+
+/// Parses an `ip_ecn` value: a name from [`ECN_NAMES`] (or `ect`, for
+/// ECT(0), `ect2`) or a number from 0 to 3.
+pub fn parse_ecn(s: &str) -> Option<u8> {
+    if let Some(i) = ECN_NAMES.iter().position(|n| n.eq_ignore_ascii_case(s)) {
+        return Some(i as u8);
+    }
+    if s.eq_ignore_ascii_case("ect") {
+        return Some(2);
+    }
+    s.parse::<u8>().ok().filter(|&v| v <= 3)
 }
 
 /// Click's TCP flag letters, bit 0 (FIN) upward; bit 8 is NS.
@@ -300,6 +318,11 @@ pub fn summary_line(p: &Packet, fields: &[Field], out: &mut String) {
             Field::IpTos => {
                 if let Some(ip) = d.ip {
                     let _ = write!(out, "{}", ip[1]);
+                }
+            }
+            Field::IpEcn => {
+                if let Some(ip) = d.ip {
+                    out.push_str(ECN_NAMES[usize::from(ip[1] & 3)]);
                 }
             }
             Field::IpFrag => {

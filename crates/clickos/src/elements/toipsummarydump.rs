@@ -56,7 +56,7 @@ context a task pulls packets. Packets are dropped after being written.\n\n\
 Field names (Click's spellings; synonyms in parentheses): `timestamp` (`ts`), `ts_sec` (`sec`), \
 `ts_usec` (`usec`), `ts_usec1`, `ntimestamp`, `ip_src` (`src`), `ip_dst` (`dst`), `sport`, \
 `dport`, `ip_len` (`len`, `length`), `ip_id` (`id`), `ip_proto` (`proto`: `T`, `U`, `I` or a \
-number), `ip_ttl`, `ip_tos`, `ip_frag` (`F` first fragment, `f` later fragment, `.` none), \
+number), `ip_ttl`, `ip_tos`, `ip_ecn` (`no`, `ect1`, `ect2` or `ce`), `ip_frag` (`F` first fragment, `f` later fragment, `.` none), \
 `ip_fragoff` (bytes, `+` if more fragments), `ip_hl`, `ip_sum`, `ip_capture_len`, `tcp_seq`, \
 `tcp_ack`, `tcp_flags` (letters of `FSRPAUECN`, `.` for none), `tcp_window`, `tcp_urp`, \
 `udp_len`, `icmp_type`, `icmp_code`, `payload_len`, `payload` (quoted), `count`, `direction` \

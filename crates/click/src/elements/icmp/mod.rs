@@ -4,10 +4,12 @@ use crate::element::ClassSpec;
 
 pub mod checkicmpheader;
 pub mod icmperror;
+pub mod icmppingencap;
 pub mod icmppingresponder;
 
 pub static SPECS: &[&ClassSpec] = &[
     &checkicmpheader::SPEC,
     &icmperror::SPEC,
     &icmppingresponder::SPEC,
+    &icmppingencap::SPEC,
 ];

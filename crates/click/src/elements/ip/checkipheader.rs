@@ -1,4 +1,6 @@
-//! CheckIPHeader: checks IP headers for correctness.
+//! CheckIPHeader and CheckIPHeader2: check IP headers for correctness
+//! (CheckIPHeader2 skips the checksum). The check and the address-list
+//! arguments are shared with IPInputCombo.
 
 use crate::elements::standard::util::DropStats;
 use crate::prelude::*;
@@ -14,9 +16,9 @@ const REASONS: [&str; 6] = [
     "bad source address",
 ];
 
-#[derive(Copy, Clone)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
 #[repr(u8)]
-enum Reason {
+pub(crate) enum Reason {
     Tiny = 0,
     Version = 1,
     Hlen = 2,
@@ -25,12 +27,16 @@ enum Reason {
     Src = 5,
 }
 
-/// `CheckIPHeader([OFFSET, KEYWORDS])`.
+/// `CheckIPHeader([OFFSET, KEYWORDS])` and `CheckIPHeader2([OFFSET,
+/// KEYWORDS])`.
 pub struct CheckIPHeader {
     offset: usize,
     bad_src: Vec<[u8; 4]>,
     good_dst: Vec<[u8; 4]>,
     checksum: bool,
+    /// CHECKSUM's default: true for CheckIPHeader, false for
+    /// CheckIPHeader2.
+    checksum_default: bool,
     stats: DropStats<6>,
 }
 
@@ -41,6 +47,7 @@ impl Default for CheckIPHeader {
             bad_src: Vec::new(),
             good_dst: Vec::new(),
             checksum: true,
+            checksum_default: true,
             stats: DropStats::default(),
         }
     }
@@ -88,7 +95,61 @@ The old form `CheckIPHeader(BADSRC [, OFFSET])`, with the bad source addresses p
     make: || Box::new(CheckIPHeader::default()),
 };
 
-fn addr_list(kw: &str, s: &str, cx: &click_lang::ArgContext) -> Result<Vec<[u8; 4]>, String> {
+pub static SPEC2: ClassSpec = ClassSpec {
+    name: "CheckIPHeader2",
+    port_count: "1/1-2",
+    processing: "a/ah",
+    group: "ip",
+    signature: "CheckIPHeader2([OFFSET, KEYWORDS])",
+    summary: "Checks IP header, no checksum.",
+    description: "Like CheckIPHeader, but does not check the IP header checksum (unless `CHECKSUM \
+true` is given). Input packets should have IP headers starting OFFSET bytes in. Checks that the \
+packet is long enough and that the IP version, header length and total length fields are valid; \
+optionally checks the source address. Sets the IP header annotation, shortens packets to the IP \
+total length, and sets the destination IP address annotation.\n\n\
+Valid packets leave on output 0. Invalid packets leave on output 1 if it is connected, and are \
+dropped otherwise. The first invalid packet (every one with VERBOSE) is reported on standard \
+error as `NAME: IP header check failed: REASON`.\n\n\
+Keyword arguments are CheckIPHeader's:\n\n\
+- `OFFSET` (unsigned): byte position of the IP header. Default 0.\n\
+- `CHECKSUM` (boolean): check the header checksum. Default false.\n\
+- `BADSRC` (space-separated IP addresses): drop packets with these source addresses (unless \
+the destination is in GOODDST).\n\
+- `GOODDST` (space-separated IP addresses): destinations exempt from BADSRC.\n\
+- `INTERFACES` (space-separated ADDR/MASK): this router's interfaces; sets BADSRC to their \
+broadcast addresses plus 0.0.0.0 and 255.255.255.255, and GOODDST to their addresses.\n\
+- `VERBOSE` (boolean): report every bad packet. Default false.\n\
+- `DETAILS` (boolean): keep per-reason counts for `drop_details`. Default false.\n\n\
+The old form `CheckIPHeader2(BADSRC [, OFFSET])` is accepted too.",
+    ports: "one input; one or two outputs (1: invalid packets)",
+    handlers: &[
+        HandlerDoc { name: "drops", mode: HandlerMode::Read, text: "Number of invalid packets seen." },
+        HandlerDoc {
+            name: "drop_details",
+            mode: HandlerMode::Read,
+            text: "Invalid packets by reason, one `COUNT<tab>REASON` line each (only with DETAILS true).",
+        },
+    ],
+    live_reconfigure: false,
+    order_sensitive: false,
+    make: || {
+        Box::new(CheckIPHeader {
+            checksum: false,
+            checksum_default: false,
+            ..CheckIPHeader::default()
+        })
+    },
+};
+
+/// A list of IPv4 addresses (BADSRC, GOODDST), as bytes.
+pub(crate) type AddrList = Vec<[u8; 4]>;
+
+/// A space-separated list of IP addresses (BADSRC, GOODDST).
+pub(crate) fn addr_list(
+    kw: &str,
+    s: &str,
+    cx: &click_lang::ArgContext,
+) -> Result<Vec<[u8; 4]>, String> {
     split_words(s)
         .iter()
         .map(|w| {
@@ -113,11 +174,52 @@ fn header_checksum_ok(h: &[u8]) -> bool {
     }
 }
 
+/// Click's `CheckIPHeader::OldBadSrcArg`: the positional BADSRC list, to
+/// which 0.0.0.0 and 255.255.255.255 are added.
+pub(crate) fn old_bad_src(s: &str, cx: &click_lang::ArgContext) -> Result<Vec<[u8; 4]>, String> {
+    let mut v = addr_list("BADSRC", s, cx)?;
+    v.push([0; 4]);
+    v.push([255; 4]);
+    Ok(v)
+}
+
+/// Click's `CheckIPHeader::InterfacesArg`: INTERFACES `ADDR/MASK ...` gives
+/// (BADSRC, GOODDST): the interfaces' broadcast addresses plus 0.0.0.0 and
+/// 255.255.255.255, and the interfaces' addresses.
+pub(crate) fn interfaces_arg(
+    s: &str,
+    cx: &click_lang::ArgContext,
+) -> Result<(AddrList, AddrList), String> {
+    let mut bad_src = Vec::new();
+    let mut good_dst = Vec::new();
+    for w in split_words(s) {
+        let (ip, mask) = cx
+            .prefix(&w, true)
+            .map_err(|_| String::from("INTERFACES: expected list of IP address prefixes"))?;
+        let (ip, mask) = (u32::from(ip), u32::from(mask));
+        bad_src.push(((ip & mask) | !mask).to_be_bytes());
+        good_dst.push(ip.to_be_bytes());
+    }
+    bad_src.push([0; 4]);
+    bad_src.push([255; 4]);
+    Ok((bad_src, good_dst))
+}
+
 impl CheckIPHeader {
+    /// A checker for headers at offset 0 with the checksum checked and
+    /// these source-address lists (IPInputCombo's).
+    pub(crate) fn with_addrs(bad_src: Vec<[u8; 4]>, good_dst: Vec<[u8; 4]>) -> CheckIPHeader {
+        CheckIPHeader {
+            bad_src,
+            good_dst,
+            ..CheckIPHeader::default()
+        }
+    }
+
     /// Checks one packet in place; on success trims it and sets the
-    /// annotations.
+    /// IP header and destination IP annotations.
     #[inline(always)]
-    fn check(&self, p: &mut Packet) -> Result<(), Reason> {
+    pub(crate) fn check(&self, p: &mut Packet) -> Result<(), Reason> {
         let off = self.offset;
         let len = p.len();
         let d = p.data();
@@ -177,16 +279,7 @@ impl Element for CheckIPHeader {
         let mut bad_src: Vec<[u8; 4]> = Vec::new();
         let mut good_dst: Vec<[u8; 4]> = Vec::new();
         if let Some(s) = a.read::<RawString>("INTERFACES")?.map(|r| r.0) {
-            for w in split_words(&s) {
-                let (ip, mask) = ac.prefix(&w, true).map_err(|_| {
-                    String::from("INTERFACES: expected list of IP address prefixes")
-                })?;
-                let (ip, mask) = (u32::from(ip), u32::from(mask));
-                bad_src.push(((ip & mask) | !mask).to_be_bytes());
-                good_dst.push(ip.to_be_bytes());
-            }
-            bad_src.push([0; 4]);
-            bad_src.push([255; 4]);
+            (bad_src, good_dst) = interfaces_arg(&s, &ac)?;
         }
         if let Some(s) = a.read::<RawString>("BADSRC")?.map(|r| r.0) {
             bad_src = addr_list("BADSRC", &s, &ac)?;
@@ -196,7 +289,7 @@ impl Element for CheckIPHeader {
         }
         let mut offset = a.read::<usize>("OFFSET")?.unwrap_or(0);
         self.stats.configure(&mut a)?;
-        let checksum = a.read::<bool>("CHECKSUM")?.unwrap_or(true);
+        let checksum = a.read::<bool>("CHECKSUM")?.unwrap_or(self.checksum_default);
         let rest = a.rest();
         if rest.is_empty() {
         } else if rest.len() == 1 && parse_u64(&rest[0]).is_ok() {
@@ -209,9 +302,7 @@ impl Element for CheckIPHeader {
             // or keywords.
             let mut b = Args::from_vec_in(rest, ac);
             if let Some(s) = b.read_p::<RawString>("BADSRC")?.map(|r| r.0) {
-                bad_src = addr_list("BADSRC", &s, &ac)?;
-                bad_src.push([0; 4]);
-                bad_src.push([255; 4]);
+                bad_src = old_bad_src(&s, &ac)?;
             }
             if let Some(o) = b.read_p::<usize>("OFFSET")? {
                 offset = o;

@@ -38,24 +38,34 @@ Keyword arguments:\n\n\
     ],
     live_reconfigure: false,
     order_sensitive: false,
-    make: || {
-        Box::new(DecIPTTL {
-            active: true,
-            multicast: true,
-            drops: 0,
-        })
-    },
+    make: || Box::new(DecIPTTL::default()),
 };
 
-enum Verdict {
+/// What [`DecIPTTL::process`] did with a packet.
+pub(crate) enum Verdict {
+    /// TTL decremented (or the packet passed unchanged).
     Pass,
+    /// TTL 0 or 1: left unchanged.
     Expired,
+    /// No readable IP header.
     Bad,
 }
 
+impl Default for DecIPTTL {
+    fn default() -> Self {
+        DecIPTTL {
+            active: true,
+            multicast: true,
+            drops: 0,
+        }
+    }
+}
+
 impl DecIPTTL {
+    /// Decrements the TTL of one packet in place (shared with
+    /// IPOutputCombo).
     #[inline(always)]
-    fn process(&self, p: &mut Packet) -> Verdict {
+    pub(crate) fn process(&self, p: &mut Packet) -> Verdict {
         if !self.active {
             return Verdict::Pass;
         }

@@ -31,8 +31,10 @@ Dropped packets are pushed to output 1 if it exists. The first drop is reported 
     make: || Box::new(DropBroadcasts::default()),
 };
 
+/// Whether `p` arrived as a link-level broadcast or multicast (shared with
+/// IPOutputCombo).
 #[inline]
-fn is_bcast(p: &Packet) -> bool {
+pub(crate) fn is_bcast(p: &Packet) -> bool {
     matches!(
         p.anno().packet_type,
         PacketType::Broadcast | PacketType::Multicast

@@ -35,6 +35,26 @@ still cleared).",
     },
 };
 
+/// FixIPSrc's action (shared with IPOutputCombo): if `p`'s Fix IP Source
+/// annotation is set, clears it and, when the IP header is readable, sets
+/// the source address to `src` and recomputes the header checksum.
+#[inline]
+pub(crate) fn fix_ip_src(p: &mut Packet, src: Ipv4Addr) {
+    if !p.anno().fix_ip_src() || !p.has_network_header() {
+        return;
+    }
+    p.anno_mut().set_fix_ip_src(false);
+    if let Some(ip) = p.network_header_mut() {
+        if ip.len() >= 20 {
+            let hlen = usize::from(ip[0] & 0xf) << 2;
+            if hlen >= 20 && hlen <= ip.len() {
+                ip[12..16].copy_from_slice(&src.octets());
+                set_ip_checksum(&mut ip[..hlen]);
+            }
+        }
+    }
+}
+
 impl Element for FixIPSrc {
     fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
         let mut a = cx.args(config);
@@ -46,20 +66,7 @@ impl Element for FixIPSrc {
 
     #[inline]
     fn simple_action(&mut self, mut p: Packet, _cx: &Ctx) -> Option<Packet> {
-        if !p.anno().fix_ip_src() || !p.has_network_header() {
-            return Some(p);
-        }
-        p.anno_mut().set_fix_ip_src(false);
-        let src = self.ip.octets();
-        if let Some(ip) = p.network_header_mut() {
-            if ip.len() >= 20 {
-                let hlen = usize::from(ip[0] & 0xf) << 2;
-                if hlen >= 20 && hlen <= ip.len() {
-                    ip[12..16].copy_from_slice(&src);
-                    set_ip_checksum(&mut ip[..hlen]);
-                }
-            }
-        }
+        fix_ip_src(&mut p, self.ip);
         Some(p)
     }
 

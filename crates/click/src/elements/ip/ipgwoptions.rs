@@ -66,7 +66,7 @@ option).",
 };
 
 /// The outcome of option processing.
-enum Verdict {
+pub(crate) enum Verdict {
     Pass,
     /// Bad option: the offset of the erroneous byte.
     Error(u8),
@@ -74,7 +74,19 @@ enum Verdict {
 }
 
 impl IPGWOptions {
-    fn process(&self, p: &mut Packet, now: impl FnOnce() -> Timestamp) -> Verdict {
+    /// Options processing for router address `my` and no other addresses
+    /// (IPOutputCombo's).
+    pub(crate) fn with_addr(my: Ipv4Addr) -> IPGWOptions {
+        IPGWOptions {
+            my: my.octets(),
+            addrs: alloc::vec![my.octets()],
+            drops: 0,
+        }
+    }
+
+    /// Processes the options of one packet in place (shared with
+    /// IPOutputCombo); `now` is asked for the time only when needed.
+    pub(crate) fn process(&self, p: &mut Packet, now: impl FnOnce() -> Timestamp) -> Verdict {
         let Some(ip) = p.network_header_mut() else {
             return Verdict::Drop;
         };

@@ -1,5 +1,5 @@
 //! Click's IPRouteTable family: RadixIPLookup, DirectIPLookup,
-//! LinearIPLookup and StaticIPLookup. One route store (Click's slot order
+//! RangeIPLookup, LinearIPLookup and StaticIPLookup. One route store (Click's slot order
 //! for the `table` handler) and one multi-bit trie (8-bit strides, prefix
 //! expansion) for longest-prefix lookups.
 
@@ -378,12 +378,16 @@ impl Table {
 enum Kind {
     Radix,
     Direct,
+    /// Click's RangeIPLookup: a DirectIPLookup table (its route order and
+    /// update rules) distilled into sorted address ranges. The trie gives
+    /// the same longest-prefix answers, so it serves lookups here too.
+    Range,
     Linear,
     Static,
 }
 
-/// A routing-table element (RadixIPLookup, DirectIPLookup, LinearIPLookup,
-/// StaticIPLookup).
+/// A routing-table element (RadixIPLookup, DirectIPLookup, RangeIPLookup,
+/// LinearIPLookup, StaticIPLookup).
 pub struct IpRouteLookup {
     kind: Kind,
     table: Table,
@@ -424,6 +428,10 @@ impl IpRouteLookup {
 
     #[cold]
     fn no_route(&mut self, p: &Packet, cx: &Ctx) {
+        if self.kind == Kind::Range {
+            // RangeIPLookup drops unroutable packets silently.
+            return;
+        }
         self.complained += 1;
         if self.complained <= 5 {
             let who = if matches!(self.kind, Kind::Linear | Kind::Static) {
@@ -617,6 +625,10 @@ impl Element for IpRouteLookup {
             "set" => self.run_command(Cmd::Set, v, None, &ac),
             "remove" => self.run_command(Cmd::Remove, v, None, &ac),
             "ctrl" => self.ctrl(value, &ac),
+            "flush" if self.kind == Kind::Range => {
+                self.table = Table::new(self.table.linear);
+                Ok(())
+            }
             _ => return None,
         })
     }
@@ -694,6 +706,52 @@ pub static DIRECT_SPEC: ClassSpec = ClassSpec {
     live_reconfigure: false,
     order_sensitive: false,
     make: || Box::new(IpRouteLookup::new(Kind::Direct)),
+};
+
+const RANGE_HANDLERS: &[HandlerDoc] = &[
+    HandlerDoc { name: "table", mode: HandlerMode::Read, text: "The routing table, one route per line." },
+    HandlerDoc {
+        name: "lookup",
+        mode: HandlerMode::Read,
+        text: "Read with an address parameter: reports `OUT [GW]` for that address (`-1` if no route).",
+    },
+    HandlerDoc {
+        name: "add",
+        mode: HandlerMode::Write,
+        text: "Adds a route `ADDR/MASK [GW] OUT`; fails if a route for the prefix exists.",
+    },
+    HandlerDoc { name: "set", mode: HandlerMode::Write, text: "Adds or replaces the route for a prefix." },
+    HandlerDoc { name: "remove", mode: HandlerMode::Write, text: "Removes the route `ADDR/MASK [GW OUT]`." },
+    HandlerDoc {
+        name: "ctrl",
+        mode: HandlerMode::Write,
+        text: "Lines of `add ROUTE`, `set ROUTE`, `remove ROUTE`, applied atomically (all or nothing).",
+    },
+    HandlerDoc { name: "flush", mode: HandlerMode::Write, text: "Removes every route." },
+];
+
+pub static RANGE_SPEC: ClassSpec = ClassSpec {
+    name: "RangeIPLookup",
+    port_count: "1/-",
+    processing: "h/h",
+    group: "ip",
+    signature: "RangeIPLookup(ADDR1/MASK1 [GW1] OUT1, ADDR2/MASK2 [GW2] OUT2, ...)",
+    summary: "IP routing lookup through binary search in a very compact table.",
+    description: "Each argument is a route `ADDR/MASK [GW] OUT`: a destination prefix \
+(`10.0.0.0/8`, `10/8`, `10.0.0.0/255.0.0.0`, or a bare address for a host route), an optional \
+gateway (`-` for none) and an output port. No prefix should occur more than once. Packets are \
+looked up by their destination IP address annotation with longest-prefix match; when the \
+matching route has a gateway, the annotation is set to it; the packet leaves on the route's \
+output. Packets with no route are dropped silently.\n\n\
+Click's RangeIPLookup keeps a DirectIPLookup table for updates and distils it into a compact \
+array of address ranges searched by binary search. Here the routes are kept as DirectIPLookup \
+keeps them (the `table` handler lists them in the same order) and looked up in the multi-bit \
+trie the other lookup elements share, which gives the same answers.",
+    ports: "one input; any number of outputs",
+    handlers: RANGE_HANDLERS,
+    live_reconfigure: false,
+    order_sensitive: false,
+    make: || Box::new(IpRouteLookup::new(Kind::Range)),
 };
 
 pub static LINEAR_SPEC: ClassSpec = ClassSpec {

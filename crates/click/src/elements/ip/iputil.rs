@@ -69,6 +69,13 @@ pub(crate) fn transport_checksum_ok(ip: &[u8], proto: u8, seg: &[u8]) -> bool {
     transport_checksum(ip, proto, seg) == 0
 }
 
+/// `IP_FIRSTFRAG`: a zero fragment offset (an unfragmented packet or a
+/// first fragment).
+#[inline]
+pub(crate) fn is_first_fragment(ip: &[u8]) -> bool {
+    u16::from_be_bytes([ip[6], ip[7]]) & 0x1fff == 0
+}
+
 /// `IP_ISFRAG`: MF set or a nonzero offset.
 #[inline]
 pub(crate) fn is_fragment(ip: &[u8]) -> bool {

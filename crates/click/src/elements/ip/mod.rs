@@ -15,15 +15,21 @@ pub mod getipaddress;
 pub mod ipencap;
 pub mod ipfragmenter;
 pub mod ipgwoptions;
+pub mod ipinputcombo;
+pub mod ipmirror;
+pub mod ipoutputcombo;
 pub mod ipprint;
 pub mod ipreassembler;
 pub mod iproutetable;
 pub(crate) mod iputil;
+pub mod markipce;
 pub mod markipheader;
 pub mod setipaddress;
 pub mod setipchecksum;
+pub mod setipdscp;
 pub mod settcpchecksum;
 pub mod setudpchecksum;
+pub mod storeipaddress;
 pub mod stripipheader;
 pub mod udpipencap;
 
@@ -53,4 +59,12 @@ pub static SPECS: &[&ClassSpec] = &[
     &ipreassembler::SPEC,
     &ipprint::SPEC,
     &ipgwoptions::SPEC,
+    &checkipheader::SPEC2,
+    &storeipaddress::SPEC,
+    &setipdscp::SPEC,
+    &markipce::SPEC,
+    &ipmirror::SPEC,
+    &ipinputcombo::SPEC,
+    &ipoutputcombo::SPEC,
+    &iproutetable::RANGE_SPEC,
 ];
