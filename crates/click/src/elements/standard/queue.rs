@@ -20,6 +20,9 @@ pub struct Queue {
     config: String,
     /// FrontDropQueue: when full, drop the oldest packet, not the new one.
     front_drop: bool,
+    /// MixedQueue: input 1 inserts at the head (LIFO), dropping the
+    /// packet at the tail when full.
+    mixed: bool,
 }
 
 impl Default for Queue {
@@ -35,6 +38,7 @@ impl Default for Queue {
             nonfull_on: true,
             config: String::new(),
             front_drop: false,
+            mixed: false,
         }
     }
 }
@@ -166,6 +170,36 @@ pub static FRONTDROPQUEUE_SPEC: ClassSpec = ClassSpec {
     },
 };
 
+const MIXED_DESCRIPTION: &str = "A queue with a first-in-first-out input and a \
+last-in-first-out input. Packets pushed on input 0 join the tail of the queue (when the queue \
+already holds CAPACITY packets the new packet is dropped); packets pushed on input 1 go to the \
+head, to be pulled next (when full, the packet at the tail is dropped to make room). Dropped \
+packets go out output 1 when it exists; the first drop prints `NAME :: CLASS: overflow`. The \
+queue is an empty notifier: pullers downstream sleep while it is empty.\n\n\
+Keyword arguments:\n\n\
+- `CAPACITY` (unsigned): maximum queue length. Default 1000.";
+
+pub static MIXEDQUEUE_SPEC: ClassSpec = ClassSpec {
+    name: "MixedQueue",
+    port_count: "2/1-2",
+    processing: "h/lh",
+    group: "standard",
+    signature: "MixedQueue([CAPACITY])",
+    summary: "Stores packets in a FIFO/LIFO queue.",
+    description: MIXED_DESCRIPTION,
+    ports:
+        "two push inputs (0 FIFO, 1 LIFO); one pull output and an optional push output for drops",
+    handlers: HANDLERS,
+    live_reconfigure: true,
+    order_sensitive: false,
+    make: || {
+        Box::new(Queue {
+            mixed: true,
+            ..Queue::default()
+        })
+    },
+};
+
 impl Queue {
     /// Packets currently queued (for tests).
     pub fn len(&self) -> usize {
@@ -227,6 +261,30 @@ impl Queue {
         }
     }
 
+    /// MixedQueue's input 1: insert at the head; when full, drop the
+    /// packet at the tail.
+    fn enqueue_front(&mut self, p: Packet, cx: &Ctx) {
+        if self.capacity == 0 {
+            self.overflow(cx);
+            cx.push(1, p);
+            return;
+        }
+        let old = if self.q.len() >= self.capacity {
+            self.overflow(cx);
+            self.q.pop_back()
+        } else {
+            None
+        };
+        self.q.push_front(p);
+        if self.q.len() > self.highwater {
+            self.highwater = self.q.len();
+        }
+        self.wake(cx);
+        if let Some(old) = old {
+            cx.push(1, old);
+        }
+    }
+
     #[inline]
     fn wake(&mut self, cx: &Ctx) {
         if !self.signal_on && !self.q.is_empty() {
@@ -275,7 +333,7 @@ impl Element for Queue {
         self.q.reserve(self.capacity.min(4096));
         self.signal = Some(cx.new_signal(false));
         self.signal_on = false;
-        if !self.front_drop {
+        if !self.front_drop && !self.mixed {
             self.nonfull_on = self.q.len() < self.capacity;
             self.nonfull = Some(cx.new_signal(self.nonfull_on));
         }
@@ -283,7 +341,11 @@ impl Element for Queue {
     }
 
     #[inline]
-    fn push(&mut self, _port: usize, p: Packet, cx: &Ctx) {
+    fn push(&mut self, port: usize, p: Packet, cx: &Ctx) {
+        if port == 1 && self.mixed {
+            self.enqueue_front(p, cx);
+            return;
+        }
         self.enqueue(p, cx);
         self.wake(cx);
         if self.q.len() >= self.capacity {
@@ -291,7 +353,13 @@ impl Element for Queue {
         }
     }
 
-    fn push_batch(&mut self, _port: usize, b: Batch, cx: &Ctx) {
+    fn push_batch(&mut self, port: usize, b: Batch, cx: &Ctx) {
+        if port == 1 && self.mixed {
+            for p in b {
+                self.enqueue_front(p, cx);
+            }
+            return;
+        }
         for p in b {
             self.enqueue(p, cx);
         }
