@@ -2088,6 +2088,24 @@ impl<'a> Ctx<'a> {
     pub fn call_write(&self, path: &str, value: &str) -> Result<(), HandlerError> {
         self.core.write_handler(&self.resolve(path), value)
     }
+    /// Takes the handler writes addressed to this element that were
+    /// deferred because it was running (a handler it called wrote back to
+    /// it, as TimeFilter's END_CALL may), in order, as `(handler, value)`.
+    /// An element that must see such writes at once (Click calls the
+    /// handler right away) applies them itself.
+    pub fn take_deferred_writes_to_self(&self) -> Vec<(String, String)> {
+        let mut q = self.core.deferred_writes.borrow_mut();
+        let mut mine = Vec::new();
+        q.retain(|(i, h, v)| {
+            if *i == self.me {
+                mine.push((h.clone(), v.clone()));
+                false
+            } else {
+                true
+            }
+        });
+        mine
+    }
     /// Resolves an element-relative handler name the way Click does inside
     /// compounds: `x.h` from `c/script` tries `c/x.h`, then `x.h`.
     fn resolve(&self, path: &str) -> String {

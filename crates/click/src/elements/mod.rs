@@ -4,6 +4,7 @@
 use crate::element::ClassSpec;
 use alloc::vec::Vec;
 
+pub mod analysis;
 pub mod arp;
 pub mod classify;
 pub mod ethernet;
@@ -20,5 +21,6 @@ pub fn all() -> Vec<&'static ClassSpec> {
     v.extend_from_slice(classify::SPECS);
     v.extend_from_slice(arp::SPECS);
     v.extend_from_slice(icmp::SPECS);
+    v.extend_from_slice(analysis::SPECS);
     v
 }

@@ -11,6 +11,19 @@ pub struct SetVLANAnno {
     config: String,
 }
 
+const HANDLERS: &[HandlerDoc] = &[
+    HandlerDoc {
+        name: "vlan",
+        mode: HandlerMode::ReadWrite,
+        text: "The VLAN ID; writing it reconfigures the element.",
+    },
+    HandlerDoc {
+        name: "vlan_pcp",
+        mode: HandlerMode::ReadWrite,
+        text: "The priority code point; writing it reconfigures the element.",
+    },
+];
+
 pub static SPEC: ClassSpec = ClassSpec {
     name: "SetVLANAnno",
     port_count: "1/1",
@@ -22,18 +35,23 @@ pub static SPEC: ClassSpec = ClassSpec {
 the tag it adds) to VLAN ID VLAN (0 to 4094) with priority VLAN_PCP (0 to 7, default 0). Does \
 not touch the packet data.",
     ports: "one input, one output",
-    handlers: &[
-        HandlerDoc {
-            name: "vlan",
-            mode: HandlerMode::ReadWrite,
-            text: "The VLAN ID; writing it reconfigures the element.",
-        },
-        HandlerDoc {
-            name: "vlan_pcp",
-            mode: HandlerMode::ReadWrite,
-            text: "The priority code point; writing it reconfigures the element.",
-        },
-    ],
+    handlers: HANDLERS,
+    live_reconfigure: true,
+    order_sensitive: false,
+    make: || Box::new(SetVLANAnno::default()),
+};
+
+/// Click's old name for the class.
+pub static SETVLANANNO_OLD_SPEC: ClassSpec = ClassSpec {
+    name: "SetVlanAnno",
+    port_count: "1/1",
+    processing: "a/a",
+    group: "ethernet",
+    signature: "SetVlanAnno(VLAN [, VLAN_PCP])",
+    summary: "The old name of SetVLANAnno.",
+    description: "The old name of SetVLANAnno, which behaves identically; see there.",
+    ports: "one input, one output",
+    handlers: HANDLERS,
     live_reconfigure: true,
     order_sensitive: false,
     make: || Box::new(SetVLANAnno::default()),

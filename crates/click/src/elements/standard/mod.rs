@@ -4,35 +4,48 @@
 use crate::element::ClassSpec;
 
 pub mod addressinfo;
+pub mod alignmentinfo;
 pub mod averagecounter;
 pub mod bypass;
+pub mod clipboard;
 pub mod counter;
 pub mod delayshaper;
+pub mod delayunqueue;
 pub mod discard;
+pub mod hub;
 pub mod idle;
 pub mod infinitesource;
+pub mod meter;
 pub mod null;
+pub mod pad;
 pub mod paint;
 pub mod portinfo;
 pub mod print;
 pub mod priosched;
 pub mod queue;
+pub mod randomsample;
 pub mod randomswitch;
 pub mod ratedsource;
 pub mod ratedsplitter;
 pub mod ratedunqueue;
 pub mod red;
+pub mod resize;
 pub mod rrsched;
 pub mod scheduleinfo;
 pub mod script;
+pub mod setpackettype;
 pub mod settimestamp;
 pub mod shaper;
 pub mod staticthreadsched;
+pub mod storedata;
+pub mod stridesched;
 pub mod strip;
 pub mod suppressor;
 pub mod switch;
 pub mod tee;
+pub mod timedsink;
 pub mod timedsource;
+pub mod timedunqueue;
 pub mod timesortedsched;
 pub mod truncate;
 pub mod unqueue;
@@ -93,4 +106,22 @@ pub static SPECS: &[&ClassSpec] = &[
     &tee::PULLTEE_SPEC,
     &timedsource::SPEC,
     &unqueue::SPEC,
+    &alignmentinfo::SPEC,
+    &clipboard::SPEC,
+    &delayunqueue::SPEC,
+    &hub::SPEC,
+    &meter::SPEC,
+    &meter::BANDWIDTHMETER_SPEC,
+    &pad::SPEC,
+    &queue::MIXEDQUEUE_SPEC,
+    &randomsample::SPEC,
+    &resize::SPEC,
+    &rrsched::SIMPLERRSCHED_SPEC,
+    &setpackettype::SPEC,
+    &storedata::SPEC,
+    &stridesched::SPEC,
+    &stridesched::STRIDESWITCH_SPEC,
+    &timedsink::SPEC,
+    &timedunqueue::SPEC,
+    &timedunqueue::BURSTER_SPEC,
 ];

@@ -20,9 +20,12 @@ pub struct Queue {
     config: String,
     /// FrontDropQueue: when full, drop the oldest packet, not the new one.
     front_drop: bool,
-    /// Whether the queue is a full notifier (not NotifierQueue and
-    /// FrontDropQueue, as in Click).
+    /// Whether the queue is a full notifier (not NotifierQueue,
+    /// FrontDropQueue and MixedQueue, as in Click).
     full_note: bool,
+    /// MixedQueue: input 1 inserts at the head (LIFO), dropping the
+    /// packet at the tail when full.
+    mixed: bool,
 }
 
 impl Default for Queue {
@@ -39,6 +42,7 @@ impl Default for Queue {
             config: String::new(),
             front_drop: false,
             full_note: true,
+            mixed: false,
         }
     }
 }
@@ -183,6 +187,37 @@ pub static FRONTDROPQUEUE_SPEC: ClassSpec = ClassSpec {
     },
 };
 
+const MIXED_DESCRIPTION: &str = "A queue with a first-in-first-out input and a \
+last-in-first-out input. Packets pushed on input 0 join the tail of the queue (when the queue \
+already holds CAPACITY packets the new packet is dropped); packets pushed on input 1 go to the \
+head, to be pulled next (when full, the packet at the tail is dropped to make room). Dropped \
+packets go out output 1 when it exists; the first drop prints `NAME :: CLASS: overflow`. The \
+queue is an empty notifier: pullers downstream sleep while it is empty.\n\n\
+Keyword arguments:\n\n\
+- `CAPACITY` (unsigned): maximum queue length. Default 1000.";
+
+pub static MIXEDQUEUE_SPEC: ClassSpec = ClassSpec {
+    name: "MixedQueue",
+    port_count: "2/1-2",
+    processing: "h/lh",
+    group: "standard",
+    signature: "MixedQueue([CAPACITY])",
+    summary: "Stores packets in a FIFO/LIFO queue.",
+    description: MIXED_DESCRIPTION,
+    ports:
+        "two push inputs (0 FIFO, 1 LIFO); one pull output and an optional push output for drops",
+    handlers: HANDLERS,
+    live_reconfigure: true,
+    order_sensitive: false,
+    make: || {
+        Box::new(Queue {
+            mixed: true,
+            full_note: false,
+            ..Queue::default()
+        })
+    },
+};
+
 impl Queue {
     /// Packets currently queued (for tests).
     pub fn len(&self) -> usize {
@@ -244,6 +279,30 @@ impl Queue {
         }
     }
 
+    /// MixedQueue's input 1: insert at the head; when full, drop the
+    /// packet at the tail.
+    fn enqueue_front(&mut self, p: Packet, cx: &Ctx) {
+        if self.capacity == 0 {
+            self.overflow(cx);
+            cx.push(1, p);
+            return;
+        }
+        let old = if self.q.len() >= self.capacity {
+            self.overflow(cx);
+            self.q.pop_back()
+        } else {
+            None
+        };
+        self.q.push_front(p);
+        if self.q.len() > self.highwater {
+            self.highwater = self.q.len();
+        }
+        self.wake(cx);
+        if let Some(old) = old {
+            cx.push(1, old);
+        }
+    }
+
     #[inline]
     fn wake(&mut self, cx: &Ctx) {
         if !self.signal_on && !self.q.is_empty() {
@@ -300,7 +359,11 @@ impl Element for Queue {
     }
 
     #[inline]
-    fn push(&mut self, _port: usize, p: Packet, cx: &Ctx) {
+    fn push(&mut self, port: usize, p: Packet, cx: &Ctx) {
+        if port == 1 && self.mixed {
+            self.enqueue_front(p, cx);
+            return;
+        }
         self.enqueue(p, cx);
         self.wake(cx);
         if self.q.len() >= self.capacity {
@@ -308,7 +371,13 @@ impl Element for Queue {
         }
     }
 
-    fn push_batch(&mut self, _port: usize, b: Batch, cx: &Ctx) {
+    fn push_batch(&mut self, port: usize, b: Batch, cx: &Ctx) {
+        if port == 1 && self.mixed {
+            for p in b {
+                self.enqueue_front(p, cx);
+            }
+            return;
+        }
         for p in b {
             self.enqueue(p, cx);
         }

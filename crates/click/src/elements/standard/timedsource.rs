@@ -13,6 +13,9 @@ pub struct TimedSource {
     stop: bool,
     headroom: usize,
     count: u64,
+    /// When the timer is due; the next one is due INTERVAL after it (Click's
+    /// `reschedule_after`), so the rhythm does not drift.
+    expiry: Timestamp,
 }
 
 impl Default for TimedSource {
@@ -25,6 +28,7 @@ impl Default for TimedSource {
             stop: false,
             headroom: DEFAULT_HEADROOM,
             count: 0,
+            expiry: Timestamp::ZERO,
         }
     }
 }
@@ -36,7 +40,9 @@ pub static SPEC: ClassSpec = ClassSpec {
     group: "standard",
     signature: "TimedSource([INTERVAL, DATA, KEYWORDS])",
     summary: "Periodically generates a packet.",
-    description: "Creates packets consisting of DATA and pushes one every INTERVAL seconds.\n\n\
+    description: "Creates packets consisting of DATA and pushes one every INTERVAL seconds. \
+Each packet is due INTERVAL after the previous one was due (not after it was sent), so the \
+rhythm does not drift.\n\n\
 Keyword arguments:\n\n\
 - `INTERVAL` (time): time between packets. Default 0.5 seconds.\n\
 - `DATA` (string): packet contents. Default is Click's 69-byte string.\n\
@@ -86,6 +92,14 @@ fn unparse_interval(ns: i64) -> String {
     Timestamp::from_nsec(ns).to_string()
 }
 
+impl TimedSource {
+    /// Schedules the timer INTERVAL from now.
+    fn schedule_from_now(&mut self, cx: &Ctx) {
+        self.expiry = cx.now().add_nsec(self.interval);
+        cx.schedule_timer_at(0, self.expiry);
+    }
+}
+
 impl Element for TimedSource {
     fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
         let mut a = cx.args(config);
@@ -113,7 +127,7 @@ impl Element for TimedSource {
 
     fn initialize(&mut self, cx: &Ctx) -> Result<(), String> {
         if self.active {
-            cx.schedule_timer_after(0, self.interval);
+            self.schedule_from_now(cx);
         }
         Ok(())
     }
@@ -126,7 +140,8 @@ impl Element for TimedSource {
             let mut p = cx.pool().make(self.headroom, &self.data, 0);
             p.set_timestamp(cx.now());
             self.count += 1;
-            cx.schedule_timer_after(0, self.interval);
+            self.expiry = self.expiry.add_nsec(self.interval);
+            cx.schedule_timer_at(0, self.expiry);
             cx.push(0, p);
         } else if self.stop {
             cx.please_stop_driver();
@@ -168,7 +183,7 @@ impl Element for TimedSource {
                 Some(v) => {
                     self.active = v;
                     if v && !cx.timer_scheduled(0) {
-                        cx.schedule_timer_after(0, self.interval);
+                        self.schedule_from_now(cx);
                     } else if !v {
                         cx.unschedule_timer(0);
                     }
@@ -179,7 +194,7 @@ impl Element for TimedSource {
             "reset" => {
                 self.count = 0;
                 if self.active {
-                    cx.schedule_timer_after(0, self.interval);
+                    self.schedule_from_now(cx);
                 }
                 Ok(())
             }
