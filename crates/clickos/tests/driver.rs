@@ -169,7 +169,13 @@ fn parse_error_exit() {
 
 #[test]
 fn unknown_class_exit() {
+    // Click's lexer knows every class: a bare unknown word is an
+    // undeclared element, a declared element of an unknown class an
+    // unknown class
     let r = click(&["-e", "NoSuchThing -> Discard"]);
+    assert_eq!(r.code, 1);
+    assert_eq!(r.err, "<expr>:1: undeclared element 'NoSuchThing'\n");
+    let r = click(&["-e", "x :: NoSuchThing; x -> Discard"]);
     assert_eq!(r.code, 1);
     assert_eq!(r.err, "<expr>:1: unknown element class 'NoSuchThing'\n");
 }
