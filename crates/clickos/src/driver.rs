@@ -902,14 +902,21 @@ struct HotSwap {
 }
 
 impl HotSwap {
-    fn build(&self, text: &str) -> Result<(Router, Rc<Host>), Vec<String>> {
+    /// Builds the new router. Errors are the lexer's (no "could not be
+    /// initialized" line, as in Click) or the router's (with it).
+    fn build(&self, text: &str) -> Result<(Router, Rc<Host>), (Vec<String>, bool)> {
         let o = &self.options;
         let is_class = |n: &str| self.registry.get(n).is_some();
         let popts = click_lang::ParseOptions {
             is_class: Some(&is_class),
         };
         let mut flat = click_lang::parse_config_with(text, "<hotconfig>", &o.defines, &popts)
-            .map_err(|errs| errs.iter().map(|e| e.to_string()).collect::<Vec<_>>())?;
+            .map_err(|errs| {
+                (
+                    errs.iter().map(|e| e.to_string()).collect::<Vec<_>>(),
+                    false,
+                )
+            })?;
         add_control_sockets(&mut flat, o);
         let unknown: Vec<String> = flat
             .elements
@@ -918,7 +925,7 @@ impl HotSwap {
             .map(|e| format!("{}: unknown element class '{}'", e.landmark, e.class))
             .collect();
         if !unknown.is_empty() {
-            return Err(unknown);
+            return Err((unknown, false));
         }
         let order_sensitive = flat
             .elements
@@ -958,7 +965,8 @@ impl HotSwap {
                     .map(|h| h as Rc<dyn click::router::GlobalHandlers>),
                 ..RouterOptions::default()
             },
-        )?;
+        )
+        .map_err(|e| (e, true))?;
         Ok((router, host))
     }
 }
@@ -983,8 +991,10 @@ impl click::router::GlobalHandlers for HotSwap {
                 }
                 Ok(())
             }
-            Err(mut errs) => {
-                errs.push("Router could not be initialized!".into());
+            Err((mut errs, initializing)) => {
+                if initializing {
+                    errs.push("Router could not be initialized!".into());
+                }
                 Err(errs.join("\n"))
             }
         })

@@ -57,7 +57,7 @@ const HANDLERS: &[HandlerDoc] = &[
 
 pub static SPEC: ClassSpec = ClassSpec {
     name: "Shaper",
-    port_count: "1/1",
+    port_count: "1/1-2",
     processing: "l/l",
     group: "standard",
     signature: "Shaper(RATE)",
@@ -68,9 +68,13 @@ for another packet. Shaper depends on the timing of the pulls it receives: spora
 sporadic packets, frequent pulls give packets at RATE with little burstiness. When the pulls fall \
 behind it catches up in a burst of at most a second's worth. RATE 0 lets nothing through. Shaper \
 is no notifier: a puller downstream keeps polling while the queue upstream holds packets.\n\n\
+Pulls on the optional output 1 return packets only while the shaping condition is not met \
+(taken from upstream, so they may be packets that output 0 would have had later); while it is, \
+output 1 gets nothing.\n\n\
 Keyword arguments:\n\n\
 - `RATE` (unsigned): packets per second. Mandatory.",
-    ports: "one pull input, one pull output",
+    ports: "one pull input; pull output 0 (shaped) and an optional pull output 1 (packets \
+pulled while the rate does not allow one)",
     handlers: HANDLERS,
     live_reconfigure: true,
     order_sensitive: false,
@@ -79,17 +83,19 @@ Keyword arguments:\n\n\
 
 pub static BANDWIDTHSHAPER_SPEC: ClassSpec = ClassSpec {
     name: "BandwidthShaper",
-    port_count: "1/1",
+    port_count: "1/1-2",
     processing: "l/l",
     group: "standard",
     signature: "BandwidthShaper(RATE)",
     summary: "Shapes traffic to a maximum bandwidth.",
     description: "Like Shaper, but RATE is a bandwidth (`10Mbps`, `1MBps`; a bare number is \
 bytes per second) and each packet counts its length in bytes: a pull is passed upstream only when \
-the bytes let through so far this second are no more than RATE allows by now.\n\n\
+the bytes let through so far this second are no more than RATE allows by now. Pulls on the \
+optional output 1 return packets that do not meet that condition.\n\n\
 Keyword arguments:\n\n\
 - `RATE` (bandwidth): bytes per second. Mandatory.",
-    ports: "one pull input, one pull output",
+    ports: "one pull input; pull output 0 (shaped) and an optional pull output 1 (packets \
+pulled while the rate does not allow one)",
     handlers: HANDLERS,
     live_reconfigure: true,
     order_sensitive: false,
@@ -106,8 +112,13 @@ impl Element for Shaper {
     }
 
     #[inline]
-    fn pull(&mut self, _port: usize, cx: &Ctx) -> Option<Packet> {
-        if !self.rate.need_update(cx.now()) {
+    fn pull(&mut self, port: usize, cx: &Ctx) -> Option<Packet> {
+        let due = self.rate.need_update(cx.now());
+        if port == 1 {
+            // output 1 has only what does not meet the shaping condition now
+            return if due { None } else { cx.pull(0) };
+        }
+        if !due {
             return None;
         }
         let p = cx.pull(0)?;
