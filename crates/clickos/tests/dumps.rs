@@ -253,12 +253,17 @@ fn fromipsummarydump_builds_packets() {
     let recs = records(&out);
     assert_eq!(recs.len(), 2);
     assert_eq!((recs[0].ts_sec, recs[0].ts_nsec), (1, 500_000_000));
-    assert_eq!(recs[0].data.len(), 33);
+    // As in Click: an IP length longer than the headers and payload grows
+    // the IP header (4 bytes of EOL options here, 3 bytes left over), and
+    // CHECKSUM extends the packet to its IP length.
+    assert_eq!(recs[0].data.len(), 40);
     assert_eq!(recs[0].orig_len, 40);
-    assert_eq!(&recs[0].data[28..], b"hello");
-    assert_eq!(recs[1].data.len(), 40);
+    assert_eq!(recs[0].data[0], 0x46);
+    assert_eq!(&recs[0].data[32..37], b"hello");
+    assert_eq!(recs[1].data.len(), 1000);
     assert_eq!(recs[1].orig_len, 1000);
     assert_eq!(recs[1].data[9], 6);
+    assert_eq!(recs[1].data[8], 100, "Click's default TTL");
     if let Some(t) = tcpdump(&out) {
         assert!(t.contains("1.2.3.4.1234 > 5.6.7.8.5678: UDP"), "{t}");
     }

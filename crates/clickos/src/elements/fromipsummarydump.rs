@@ -1,11 +1,22 @@
-//! FromIPSummaryDump: builds IPv4 packets from an IP summary dump.
+//! FromIPSummaryDump: builds packets from an IP summary dump (text or
+//! binary), as Click's FromIPSummaryDump does.
 
-use super::ipsumdump::{parse_fields, Field, TCP_FLAGS_WORD};
-use super::{io_error_text, set_extra_length};
+use super::ipsumdump::{
+    field_words, tcp_flag_bit, BType, Field, EXTRA_PACKETS_ANNO_OFFSET, MAJOR_VERSION,
+    MINOR_VERSION,
+};
+use super::ipsumdump_opt::{
+    cp_uint, parse_ip_opt, parse_tcp_opt, parse_uint, DO_ALL, DO_TCPOPT_NTALL, DO_TCPOPT_SACK,
+};
+use super::{extra_length, io_error_text, set_extra_length};
 use click::element_any;
 use click::packet::AGGREGATE_ANNO_OFFSET;
 use click::prelude::*;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
+
+/// How many malformed fields are reported before the rest are only
+/// counted.
+const MAX_FIELD_REPORTS: u64 = 5;
 
 /// `FromIPSummaryDump(FILENAME [, KEYWORDS])`.
 pub struct FromIPSummaryDump {
@@ -23,15 +34,31 @@ pub struct FromIPSummaryDump {
     default_proto: u8,
     multipacket: bool,
     burst: usize,
-    default_fields: Option<Vec<Field>>,
+    allow_nonexistent: bool,
+    /// CONTENTS: fields for dumps without a `!data` line.
+    default_fields: Option<Vec<Option<Field>>>,
+    /// FLOWID: default addresses and ports.
+    default_flowid: Option<FlowId>,
 
     reader: Option<Box<dyn BufRead>>,
-    fields: Option<Vec<Field>>,
+    /// The first line, read at initialization to check the banner.
+    stash: Option<Vec<u8>>,
+    fields: Vec<Option<Field>>,
+    /// Field indexes in injection order.
+    order: Vec<usize>,
+    flowid: Option<FlowId>,
+    binary: bool,
+    minor_version: u32,
     lineno: u64,
     pos: u64,
     eof: bool,
     count: u64,
-    pending: Vec<Packet>,
+    /// The next packet to emit, once read.
+    next: Option<Packet>,
+    /// MULTIPACKET: the packet still standing for several.
+    multi: Option<Multi>,
+    format_complaint: bool,
+    bad_fields: u64,
     stopped_driver: bool,
     /// In pull mode, Click's empty notifier: active while packets may come.
     signal: Option<SignalId>,
@@ -51,14 +78,24 @@ impl Default for FromIPSummaryDump {
             default_proto: 6,
             multipacket: false,
             burst: 1,
+            allow_nonexistent: false,
             default_fields: None,
+            default_flowid: None,
             reader: None,
-            fields: None,
+            stash: None,
+            fields: Vec::new(),
+            order: Vec::new(),
+            flowid: None,
+            binary: false,
+            minor_version: MINOR_VERSION,
             lineno: 0,
             pos: 0,
             eof: false,
             count: 0,
-            pending: Vec::new(),
+            next: None,
+            multi: None,
+            format_complaint: false,
+            bad_fields: 0,
             stopped_driver: false,
             signal: None,
         }
@@ -72,69 +109,126 @@ pub static SPEC: ClassSpec = ClassSpec {
     group: "userlevel",
     signature: "FromIPSummaryDump([FILENAME, KEYWORDS])",
     summary: "Reads packets from an IP summary dump file.",
-    description: "Reads lines from FILENAME (`-` means standard input), a file in Click's IP \
-summary dump format as ToIPSummaryDump writes it, and emits one IPv4 packet per line. The `!data` \
-line names the fields (see ToIPSummaryDump for the names); a `!proto P` line sets the protocol \
-of packets whose lines give none (as PROTO does); other `!` lines and `#` comments are skipped; `-` marks a missing value. Packets hold an IP header and, for the first fragment of TCP, \
-UDP and ICMP packets, a transport header (plus the payload when the dump has one); their IP length \
-is the dump's `ip_len` (or headers plus `payload_len`), and the extra-length annotation accounts for \
-the bytes not present. Timestamp, paint (`direction`, `link`) and aggregate annotations are set; the IP \
-header annotation points at the IP header.\n\nKeyword arguments:\n\n\
+    description: "Reads FILENAME (`-` means standard input), a file in Click's IP summary dump \
+format as ToIPSummaryDump writes it, and emits one packet per line. The `!data` line names the \
+fields (any of ToIPSummaryDump's, with the same spellings and synonyms; `ip_capture_len`, \
+`payload_md5` and `payload_md5_hex` are ignored on input, with a warning); `-` marks a missing \
+value. Other header lines: `!IPSummaryDump 1.x` (version 1.0 dumps give `ip_fragoff` in units of \
+8 bytes), `!proto P` (the protocol for packets without `ip_proto`: a name, number, `T`, `U` or \
+`I`), `!flowid SRC SPORT DST DPORT [PROTO]` (defaults for addresses and ports), `!aggregate N`, \
+`!contents` (as `!data`), and `!binary`, after which the rest of the file is binary records as \
+ToIPSummaryDump's BINARY writes them (a 4-byte length, then each field in its binary form; records \
+with the top length bit set are text lines). `#` lines are comments.\n\n\
+Packets are built as Click builds them: fields apply in header order (annotations, Ethernet, IP, \
+transport, payload), whatever their column order. Ethernet fields (`eth_src`, `eth_dst`, \
+`eth_type`) put an Ethernet header first (an `eth_type` other than IPv4 or IPv6 makes a non-IP \
+packet). An IP header (version 4, TTL 100, protocol from `ip_proto`, `!proto` or PROTO) is made \
+for any IP, transport or payload field; `ip_opt` writes its options into the header (padded with \
+EOL to a multiple of 4) and sets the header length; `ip_hl` grows the header with EOL padding; \
+`ip_dscp` and `ip_ecn` set their bits of the TOS byte; `ip_frag` and `ip_fragoff` set the \
+fragment field (`ip_frag`: `.` none, `!` DF, `F` first fragment, `f` a later one). The first \
+fragment of TCP, UDP, UDP-Lite, DCCP and ICMP packets gets a transport header: `tcp_opt`, \
+`tcp_ntopt` and `tcp_sack` write TCP options and set the data offset, `tcp_off` grows the TCP \
+header; `icmp_type` / `icmp_type_name` and `icmp_code` / `icmp_code_name` take Click's names \
+(`echo`, `unreachable`, `needfrag`, ...) or numbers, and the header grows to the type's length \
+(20 for timestamps); `icmp_flowid`, `icmp_seq` and `icmp_nextmtu` fill the identifier, sequence \
+number and next-hop MTU. `payload` is copied after the headers. The IP length is `ip_len`, else \
+`wire_len`, else the headers plus `payload_len` or `payload`; when `ip_len` (or `wire_len`) is \
+longer than the headers and payload, Click's reading grows the TCP header and then the IP header \
+with EOL options to make up the difference (unless their lengths were given). The UDP length \
+follows the IP length. The extra-length annotation accounts for bytes not present. Timestamp, \
+first-timestamp, paint (`link`, `paint`, `direction`), aggregate and extra-packets (`count`) \
+annotations are set; the IP header annotation points at the IP header, the destination address \
+annotation holds its destination.\n\n\
+A field that does not parse (bad option text, a value out of range) is left out of the packet and \
+reported (the first few, with the file and line); a line with no usable field is dropped with a \
+`packet parse error` (once). Truncated binary records keep the fields that are complete; a record \
+cut by the end of the file or shorter than its length word ends the dump with an error.\n\n\
+Keyword arguments:\n\n\
 - `DATA` (string): the dump's text itself, instead of FILENAME.\n\
 - `TIMING` (boolean): emit packets spaced as their timestamps (relative to the first). Default \
 false.\n\
 - `STOP` (boolean): ask the driver to stop at the end of the file. Default false.\n\
 - `ACTIVE` (boolean): if false, emit nothing until `active` is written. Default true.\n\
 - `ZERO` (boolean): fill data the dump does not set with zeros. Default true (always zero here).\n\
-- `CHECKSUM` (boolean): compute IP, TCP and UDP checksums. Default false.\n\
+- `CHECKSUM` (boolean): extend each packet to its IP length and compute IP, TCP, UDP and ICMP \
+checksums. Default false.\n\
 - `PROTO` (byte): IP protocol when the dump has none. Default 6 (TCP).\n\
-- `MULTIPACKET` (boolean): emit `count` copies of each line's packet. Default false.\n\
-- `CONTENTS` (words): fields, for files without a `!data` line (`FIELDS` is a synonym).\n\
+- `MULTIPACKET` (boolean): a line whose `count` is N emits N packets, dividing the length \
+between them and spacing their timestamps from `first_timestamp` to `timestamp`. Default \
+false.\n\
+- `CONTENTS` (words): fields, for files without a `!data` line (`FIELDS`, `DEFAULT_CONTENTS` and \
+`DEFAULT_FIELDS` are synonyms).\n\
+- `FLOWID` (words): `SRC SPORT DST DPORT [PROTO]`, as a `!flowid` line (`DEFAULT_FLOWID` is a \
+synonym).\n\
+- `ALLOW_NONEXISTENT` (boolean): a missing file is an empty dump. Default false.\n\
 - `BURST` (integer): packets per task run. Default 1.",
     ports: "no inputs, one output (agnostic)",
     handlers: &[
-        HandlerDoc { name: "count", mode: HandlerMode::Read, text: "Packets emitted so far." },
-        HandlerDoc { name: "active", mode: HandlerMode::ReadWrite, text: "Whether packets are emitted (boolean)." },
-        HandlerDoc { name: "encap", mode: HandlerMode::Read, text: "Always `IP`." },
-        HandlerDoc { name: "filename", mode: HandlerMode::Read, text: "The file name." },
-        HandlerDoc { name: "filesize", mode: HandlerMode::Read, text: "The file's length in bytes, or `-`." },
-        HandlerDoc { name: "filepos", mode: HandlerMode::Read, text: "Bytes of the file consumed so far." },
-        HandlerDoc { name: "stop", mode: HandlerMode::Write, text: "Deactivates the element and asks the driver to stop." },
+        HandlerDoc {
+            name: "count",
+            mode: HandlerMode::Read,
+            text: "Packets emitted so far.",
+        },
+        HandlerDoc {
+            name: "active",
+            mode: HandlerMode::ReadWrite,
+            text: "Whether packets are emitted (boolean).",
+        },
+        HandlerDoc {
+            name: "encap",
+            mode: HandlerMode::Read,
+            text: "Always `IP`.",
+        },
+        HandlerDoc {
+            name: "filename",
+            mode: HandlerMode::Read,
+            text: "The file name.",
+        },
+        HandlerDoc {
+            name: "filesize",
+            mode: HandlerMode::Read,
+            text: "The file's length in bytes, or `-`.",
+        },
+        HandlerDoc {
+            name: "filepos",
+            mode: HandlerMode::Read,
+            text: "Bytes of the file consumed so far.",
+        },
+        HandlerDoc {
+            name: "bad_fields",
+            mode: HandlerMode::Read,
+            text: "Fields left out because they did not parse.",
+        },
+        HandlerDoc {
+            name: "stop",
+            mode: HandlerMode::Write,
+            text: "Deactivates the element and asks the driver to stop.",
+        },
     ],
     live_reconfigure: false,
     order_sensitive: false,
     make: || Box::new(FromIPSummaryDump::default()),
 };
 
-#[derive(Default)]
-struct Values {
-    ts: Option<Timestamp>,
-    sec: Option<i64>,
-    usec: Option<u32>,
-    src: Option<[u8; 4]>,
-    dst: Option<[u8; 4]>,
-    sport: Option<u16>,
-    dport: Option<u16>,
-    len: Option<u32>,
-    id: Option<u16>,
-    proto: Option<u8>,
-    ttl: Option<u8>,
-    tos: Option<u8>,
-    ecn: Option<u8>,
-    frag: Option<char>,
-    fragoff: Option<(u16, bool)>,
-    seq: Option<u32>,
-    ack: Option<u32>,
-    flags: Option<u16>,
-    win: Option<u16>,
-    urp: Option<u16>,
-    icmp_type: Option<u8>,
-    icmp_code: Option<u8>,
-    payload_len: Option<u32>,
-    payload: Option<Vec<u8>>,
-    count: Option<u32>,
-    direction: Option<u8>,
-    aggregate: Option<u32>,
+/// Default addresses and ports (`!flowid`, FLOWID).
+#[derive(Copy, Clone, Debug)]
+struct FlowId {
+    src: [u8; 4],
+    sport: u16,
+    dst: [u8; 4],
+    dport: u16,
+}
+
+/// A parsed field value.
+enum Val {
+    N(u32),
+    U64(u64),
+    Ts(Timestamp),
+    Mac([u8; 6]),
+    /// Option bytes (`None`: no options).
+    Opt(Option<Vec<u8>>),
+    Bytes(Vec<u8>),
 }
 
 fn parse_ts(s: &str) -> Option<Timestamp> {
@@ -143,8 +237,14 @@ fn parse_ts(s: &str) -> Option<Timestamp> {
         None => (false, s),
     };
     let (a, b) = s.split_once('.').unwrap_or((s, ""));
-    let sec: i64 = a.parse().ok()?;
-    if b.len() > 9 || !b.bytes().all(|c| c.is_ascii_digit()) {
+    if a.is_empty() && b.is_empty() {
+        return None;
+    }
+    let sec: i64 = if a.is_empty() { 0 } else { a.parse().ok()? };
+    if a.starts_with('+') || b.len() > 9 || !b.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    if sec > i64::MAX / 1_000_000_000 - 1 {
         return None;
     }
     let frac: u32 = if b.is_empty() {
@@ -156,51 +256,66 @@ fn parse_ts(s: &str) -> Option<Timestamp> {
     Some(if neg { Timestamp(-t.nsec()) } else { t })
 }
 
-fn parse_tcp_flags(s: &str) -> Option<u16> {
-    if s == "." {
-        return Some(0);
+/// Click's `ip_frag` / `ip_fragoff` input: the IP fragment field.
+fn parse_frag(s: &str, minor_version: u32) -> Option<u32> {
+    match s {
+        "." => return Some(0),
+        "!" => return Some(0x4000),
+        "F" => return Some(0x2000),
+        "f" => return Some(100),
+        _ => {}
     }
-    if let Ok(n) = s.parse::<u16>() {
-        return Some(n);
+    let b = s.as_bytes();
+    let (v, mut i) = cp_uint(b, 0, 0);
+    let mut v = v.unwrap_or(0);
+    if minor_version > 0 {
+        v >>= 3;
     }
-    let mut f = 0u16;
-    for c in s.bytes() {
-        let b = TCP_FLAGS_WORD
-            .iter()
-            .position(|x| *x == c.to_ascii_uppercase())?;
-        f |= 1 << b;
+    if v > 0x1fff || b.is_empty() {
+        return None;
     }
-    Some(f)
+    let mut v = v as u32;
+    while i < b.len() {
+        match b[i] {
+            b'!' => v |= 0x4000,
+            b'+' => v |= 0x2000,
+            _ => return None,
+        }
+        i += 1;
+    }
+    Some(v)
 }
 
-/// Splits a data line into fields, keeping double-quoted strings whole.
-fn split_line(line: &str) -> Vec<&str> {
+/// Splits a data line as Click does: whitespace separates fields, double
+/// quotes (with backslash escapes) may appear inside a field. Missing
+/// fields are empty.
+fn split_line(line: &str, n: usize) -> Vec<&str> {
     let b = line.as_bytes();
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(n);
     let mut i = 0;
-    while i < b.len() {
-        while i < b.len() && b[i].is_ascii_whitespace() {
-            i += 1;
-        }
-        if i >= b.len() {
-            break;
-        }
+    while i < b.len() && b[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    while out.len() < n {
         let start = i;
-        if b[i] == b'"' {
-            i += 1;
-            while i < b.len() && b[i] != b'"' {
-                if b[i] == b'\\' {
+        while i < b.len() && !b[i].is_ascii_whitespace() {
+            if b[i] == b'"' {
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    if b[i] == b'\\' {
+                        i += 1;
+                    }
                     i += 1;
                 }
-                i += 1;
-            }
-            i = (i + 1).min(b.len());
-        } else {
-            while i < b.len() && !b[i].is_ascii_whitespace() {
+                i = (i + 1).min(b.len());
+            } else {
                 i += 1;
             }
         }
         out.push(&line[start..i]);
+        while i < b.len() && b[i].is_ascii_whitespace() {
+            i += 1;
+        }
     }
     out
 }
@@ -224,300 +339,1225 @@ fn fold(mut s: u32) -> u16 {
     !(s as u16)
 }
 
-impl FromIPSummaryDump {
-    fn parse_values(&self, toks: &[&str], fields: &[Field]) -> Values {
-        let mut v = Values::default();
-        for (f, t) in fields.iter().zip(toks.iter()) {
-            let t = *t;
-            if t == "-" {
-                continue;
-            }
-            let ip = |s: &str| s.parse::<std::net::Ipv4Addr>().ok().map(|a| a.octets());
-            match f {
-                Field::Timestamp | Field::NTimestamp => v.ts = parse_ts(t),
-                Field::TsSec => v.sec = t.parse().ok(),
-                Field::TsUsec => v.usec = t.parse().ok(),
-                Field::TsUsec1 => {
-                    if let Ok(us) = t.parse::<i64>() {
-                        v.ts = Some(Timestamp::from_nsec(us.saturating_mul(1000)));
-                    }
-                }
-                Field::IpSrc => v.src = ip(t),
-                Field::IpDst => v.dst = ip(t),
-                Field::Sport => v.sport = t.parse().ok(),
-                Field::Dport => v.dport = t.parse().ok(),
-                Field::IpLen => v.len = t.parse().ok(),
-                Field::IpId => v.id = t.parse().ok(),
-                Field::IpProto => {
-                    v.proto = match t {
-                        "T" => Some(6),
-                        "U" => Some(17),
-                        "I" => Some(1),
-                        _ => t.parse().ok(),
-                    }
-                }
-                Field::IpTtl => v.ttl = t.parse().ok(),
-                Field::IpTos => v.tos = t.parse().ok(),
-                Field::IpEcn => v.ecn = super::ipsumdump::parse_ecn(t),
-                Field::IpFrag => v.frag = t.chars().next(),
-                Field::IpFragoff => {
-                    let (n, mf) = match t.strip_suffix('+') {
-                        Some(n) => (n, true),
-                        None => (t, false),
-                    };
-                    v.fragoff = n
-                        .parse::<u32>()
-                        .ok()
-                        .map(|x| (((x >> 3) & 0x1fff) as u16, mf));
-                }
-                Field::TcpSeq => v.seq = t.parse().ok(),
-                Field::TcpAck => v.ack = t.parse().ok(),
-                Field::TcpFlags => v.flags = parse_tcp_flags(t),
-                Field::TcpWindow => v.win = t.parse().ok(),
-                Field::TcpUrp => v.urp = t.parse().ok(),
-                Field::IcmpType => v.icmp_type = t.parse().ok(),
-                Field::IcmpCode => v.icmp_code = t.parse().ok(),
-                Field::PayloadLen => v.payload_len = t.parse().ok(),
-                Field::Payload => v.payload = Some(click_lang::args::unquote_bytes(t)),
-                Field::Count => v.count = t.parse().ok(),
-                Field::Link => v.direction = t.parse().ok(),
-                Field::Direction => {
-                    v.direction = match t {
-                        ">" => Some(0),
-                        "<" => Some(1),
-                        _ => t.parse().ok(),
-                    }
-                }
-                Field::Aggregate => v.aggregate = t.parse().ok(),
-                Field::IpHl
-                | Field::IpSum
-                | Field::IpCaptureLen
-                | Field::UdpLen
-                | Field::WireLen => {}
-            }
+/// Click's `click_icmp_hl`: the header length of an ICMP type.
+fn icmp_hl(ty: u8) -> usize {
+    match ty {
+        13 | 14 => 20,
+        17 | 18 => 12,
+        _ => 8,
+    }
+}
+
+/// Types whose header holds an identifier and sequence number.
+fn icmp_has_flow(ty: u8) -> bool {
+    matches!(ty, 0 | 8 | 13 | 14 | 15 | 16)
+}
+
+/// A packet being built from one line (Click's `PacketOdesc`): the data
+/// from its first byte, where the headers are, and its annotations.
+struct Odesc {
+    buf: Vec<u8>,
+    mac: bool,
+    nh: Option<usize>,
+    th: Option<usize>,
+    is_ip: bool,
+    have_icmp_type: bool,
+    have_icmp_code: bool,
+    have_ip_hl: bool,
+    have_tcp_hl: bool,
+    default_ip_p: u8,
+    flowid: Option<FlowId>,
+    minor_version: u32,
+    want_len: u32,
+    ts: Timestamp,
+    first_ts: Option<Timestamp>,
+    extra_packets: u32,
+    paint: Option<u8>,
+    aggregate: Option<u32>,
+}
+
+impl Odesc {
+    fn new(default_ip_p: u8, flowid: Option<FlowId>, minor_version: u32) -> Odesc {
+        Odesc {
+            buf: Vec::new(),
+            mac: false,
+            nh: None,
+            th: None,
+            is_ip: true,
+            have_icmp_type: false,
+            have_icmp_code: false,
+            have_ip_hl: false,
+            have_tcp_hl: false,
+            default_ip_p,
+            flowid,
+            minor_version,
+            want_len: 0,
+            ts: Timestamp::ZERO,
+            first_ts: None,
+            extra_packets: 0,
+            paint: None,
+            aggregate: None,
         }
-        v
     }
 
-    fn build(&self, v: &Values, cx: &Ctx) -> Packet {
-        let proto = v.proto.unwrap_or(self.default_proto);
-        let (off, mf) = match (v.fragoff, v.frag) {
-            (Some(x), _) => x,
-            (None, Some('F')) => (0, true),
-            (None, Some('f')) => (1, false),
-            _ => (0, false),
-        };
-        let first = off == 0;
-        let th_len = if !first {
-            0
-        } else {
-            match proto {
-                6 => 20,
-                17 => 8,
-                1 => 8,
-                _ => 0,
-            }
-        };
-        let payload: &[u8] = v.payload.as_deref().unwrap_or(&[]);
-        let plen = v.payload_len.unwrap_or(payload.len() as u32);
-        let ip_len = v.len.unwrap_or(20 + th_len as u32 + plen).max(20);
-        let data_len = 20 + th_len + payload.len();
-        let mut b = vec![0u8; data_len];
-        b[0] = 0x45;
-        b[1] = v.tos.unwrap_or(0);
-        if let Some(e) = v.ecn {
-            b[1] = (b[1] & !3) | e;
+    fn nh(&self) -> usize {
+        self.nh.unwrap_or(0)
+    }
+    fn th(&self) -> usize {
+        self.th.unwrap_or(self.buf.len())
+    }
+    fn net_len(&self) -> usize {
+        self.buf.len().saturating_sub(self.nh())
+    }
+    fn trans_len(&self) -> usize {
+        self.buf.len().saturating_sub(self.th())
+    }
+    fn put(&mut self, n: usize) {
+        self.buf.resize(self.buf.len() + n, 0);
+    }
+    fn ip_p(&self) -> u8 {
+        self.buf[self.nh() + 9]
+    }
+    fn ip_hl(&self) -> usize {
+        ((self.buf[self.nh()] & 15) as usize) * 4
+    }
+    fn first_frag(&self) -> bool {
+        let n = self.nh();
+        (u16::from_be_bytes([self.buf[n + 6], self.buf[n + 7]]) & 0x1fff) == 0
+    }
+    /// Writes bytes at `at` if they fit in the data (Click writes past the
+    /// end of short headers, where nothing reads them).
+    fn set(&mut self, at: usize, v: &[u8]) {
+        if at + v.len() <= self.buf.len() {
+            self.buf[at..at + v.len()].copy_from_slice(v);
         }
-        b[2..4].copy_from_slice(&(ip_len.min(65535) as u16).to_be_bytes());
-        b[4..6].copy_from_slice(&v.id.unwrap_or(0).to_be_bytes());
-        let ff = (off & 0x1fff) | if mf { 0x2000 } else { 0 };
-        b[6..8].copy_from_slice(&ff.to_be_bytes());
-        b[8] = v.ttl.unwrap_or(64);
-        b[9] = proto;
-        b[12..16].copy_from_slice(&v.src.unwrap_or([0; 4]));
-        b[16..20].copy_from_slice(&v.dst.unwrap_or([0; 4]));
-        let tl = (ip_len as usize).saturating_sub(20);
-        if th_len > 0 {
-            let t = &mut b[20..20 + th_len];
-            match proto {
+    }
+    fn has_ip(&self) -> bool {
+        self.is_ip && self.nh.is_some() && self.net_len() >= 20
+    }
+
+    /// Click's `make_ip`: an IP header exists (made if needed) and its
+    /// protocol is `ip_p` (or unset, or `ip_p` is 0).
+    fn make_ip(&mut self, ip_p: u8) -> bool {
+        if !self.has_ip() && !self.hard_make_ip() {
+            return false;
+        }
+        let p = self.ip_p();
+        ip_p == 0 || p == 0 || p == ip_p
+    }
+
+    fn hard_make_ip(&mut self) -> bool {
+        if !self.is_ip {
+            return false;
+        }
+        if self.nh.is_none() {
+            self.nh = Some(0);
+        }
+        let nl = self.net_len();
+        if nl < 20 {
+            self.put(20 - nl);
+            let n = self.nh();
+            self.th = Some(n + 20);
+            let b = &mut self.buf[n..n + 20];
+            b.fill(0);
+            b[0] = 0x45;
+            b[8] = 100;
+            b[9] = self.default_ip_p;
+            if let Some(f) = self.flowid {
+                b[12..16].copy_from_slice(&f.src);
+                b[16..20].copy_from_slice(&f.dst);
+            }
+        }
+        true
+    }
+
+    /// Click's `make_transp`: a transport header for the first fragment.
+    fn make_transp(&mut self) -> bool {
+        if !self.first_frag() {
+            return false;
+        }
+        if self.trans_len() < 8 {
+            self.hard_make_transp();
+        }
+        true
+    }
+
+    fn hard_make_transp(&mut self) {
+        let mut len: i64 = match self.ip_p() {
+            6 => 20,
+            17 | 136 => 8,
+            33 => 12,
+            1 => 8,
+            _ => return,
+        };
+        let th = self.th() as i64;
+        if self.want_len > 0 && (self.want_len as i64) < th + len {
+            len = self.want_len as i64 - th;
+        }
+        let tl = self.trans_len() as i64;
+        if tl < len {
+            let xlen = len.max(4);
+            self.put((xlen - tl) as usize);
+            let th = self.th();
+            if self.ip_p() == 6 && len >= 13 {
+                self.buf[th + 12] = (self.buf[th + 12] & 0x0f) | 0x50;
+            }
+            if let Some(f) = self.flowid {
+                self.set(th, &f.sport.to_be_bytes());
+                self.set(th + 2, &f.dport.to_be_bytes());
+            }
+            let cut = (xlen - len) as usize;
+            self.buf.truncate(self.buf.len() - cut);
+        }
+    }
+
+    /// Click's `payload_info`: where the payload starts (from the data
+    /// start).
+    fn payload_off(&self) -> usize {
+        if !self.is_ip || !self.has_ip() {
+            return 0;
+        }
+        let mut off = self.th();
+        if self.first_frag() {
+            match self.ip_p() {
                 6 => {
-                    t[0..2].copy_from_slice(&v.sport.unwrap_or(0).to_be_bytes());
-                    t[2..4].copy_from_slice(&v.dport.unwrap_or(0).to_be_bytes());
-                    t[4..8].copy_from_slice(&v.seq.unwrap_or(0).to_be_bytes());
-                    t[8..12].copy_from_slice(&v.ack.unwrap_or(0).to_be_bytes());
-                    let fl = v.flags.unwrap_or(0);
-                    t[12] = 0x50 | ((fl >> 8) & 1) as u8;
-                    t[13] = fl as u8;
-                    t[14..16].copy_from_slice(&v.win.unwrap_or(0).to_be_bytes());
-                    t[18..20].copy_from_slice(&v.urp.unwrap_or(0).to_be_bytes());
+                    let th = self.th();
+                    off += if self.trans_len() >= 13 && (self.buf[th + 12] >> 4) >= 5 {
+                        ((self.buf[th + 12] >> 4) as usize) * 4
+                    } else {
+                        20
+                    };
                 }
-                17 => {
-                    t[0..2].copy_from_slice(&v.sport.unwrap_or(0).to_be_bytes());
-                    t[2..4].copy_from_slice(&v.dport.unwrap_or(0).to_be_bytes());
-                    t[4..6].copy_from_slice(&(tl.min(65535) as u16).to_be_bytes());
+                17 | 136 => off += 8,
+                _ => {}
+            }
+        }
+        off
+    }
+
+    /// Click's `account_payload_len`: reconciles a payload length with the
+    /// IP length, growing TCP and then IP headers with EOL options when the
+    /// IP length is longer.
+    fn account_payload_len(&mut self, off: usize, plen: u32) {
+        let ip_len_field = if self.has_ip() {
+            u16::from_be_bytes([self.buf[self.nh() + 2], self.buf[self.nh() + 3]]) as u32
+        } else {
+            0
+        };
+        if !self.has_ip() || (ip_len_field == 0 && self.want_len == 0) {
+            self.want_len = (off as u32).saturating_add(plen);
+            return;
+        }
+        let ip_len = if ip_len_field != 0 {
+            ip_len_field as i64 + self.nh() as i64
+        } else {
+            self.want_len as i64
+        };
+        let mut delta = ip_len - (off as i64 + plen as i64);
+        if delta > 0 && self.first_frag() && self.ip_p() == 6 && !self.have_tcp_hl {
+            let th = self.th();
+            if self.trans_len() >= 13 && self.buf[th + 12] >> 4 == 5 {
+                let grow = ((delta - (delta & 3)) as usize).min(40);
+                self.buf
+                    .splice(th + 20..th + 20, std::iter::repeat_n(0u8, grow));
+                self.buf[th + 12] = (self.buf[th + 12] & 0x0f) | ((((20 + grow) / 4) as u8) << 4);
+                delta -= grow as i64;
+            }
+        }
+        if delta > 0 && !self.have_ip_hl && self.ip_hl() == 20 {
+            let grow = ((delta - (delta & 3)) as usize).min(40);
+            let n = self.nh();
+            self.buf
+                .splice(n + 20..n + 20, std::iter::repeat_n(0u8, grow));
+            self.buf[n] = 0x40 | ((20 + grow) / 4) as u8;
+            self.th = Some(self.th() + grow);
+        }
+    }
+
+    /// Inserts an Ethernet header (Click's `push_mac_header`).
+    fn make_mac(&mut self) {
+        if self.mac {
+            return;
+        }
+        self.buf.splice(0..0, [0u8; 14]);
+        self.buf[12..14].copy_from_slice(&0x0800u16.to_be_bytes());
+        self.mac = true;
+        self.nh = Some(14);
+        self.th = self.th.map(|t| t + 14);
+    }
+
+    /// Writes IP or TCP options (`at`: the header start, `base`: its fixed
+    /// length, `hl`: the current header length); returns the new length.
+    fn put_options(&mut self, at: usize, opts: &[u8], cur_len: usize) -> usize {
+        let base = 20;
+        let len = (base + opts.len() + 3) & !3;
+        let have = self.buf.len() - at;
+        if have < len {
+            self.put(len - have);
+        }
+        self.buf[at + base..at + base + opts.len()].copy_from_slice(opts);
+        self.buf[at + base + opts.len()..at + len].fill(0);
+        len.max(cur_len)
+    }
+
+    fn inject(&mut self, f: Field, v: Val) {
+        let num = match &v {
+            Val::N(n) => *n,
+            Val::U64(n) => *n as u32,
+            _ => 0,
+        };
+        match f {
+            Field::Timestamp | Field::NTimestamp => {
+                if let Val::Ts(t) = v {
+                    self.ts = t;
                 }
-                _ => {
-                    t[0] = v.icmp_type.unwrap_or(0);
-                    t[1] = v.icmp_code.unwrap_or(0);
+            }
+            Field::FirstTimestamp | Field::FirstNTimestamp => {
+                if let Val::Ts(t) = v {
+                    self.first_ts = Some(t);
+                }
+            }
+            Field::TsSec => self.ts = Timestamp::from_sec_nsec(num as i64, self.ts.subsec_nsec()),
+            Field::TsUsec => self.ts = Timestamp::from_sec_nsec(self.ts.sec(), num * 1000),
+            Field::TsUsec1 => {
+                if let Val::U64(us) = v {
+                    self.ts =
+                        Timestamp::from_sec_usec((us / 1_000_000) as i64, (us % 1_000_000) as u32);
+                }
+            }
+            Field::Count => self.extra_packets = num.saturating_sub(1),
+            Field::Link | Field::Paint | Field::Direction => self.paint = Some(num as u8),
+            Field::Aggregate => self.aggregate = Some(num),
+            Field::WireLen => self.want_len = num,
+            Field::EthSrc | Field::EthDst | Field::EthType => {
+                self.make_mac();
+                match (f, v) {
+                    (Field::EthSrc, Val::Mac(m)) => self.buf[6..12].copy_from_slice(&m),
+                    (Field::EthDst, Val::Mac(m)) => self.buf[0..6].copy_from_slice(&m),
+                    _ => {
+                        self.buf[12..14].copy_from_slice(&(num as u16).to_be_bytes());
+                        if num != 0x0800 && num != 0x86DD {
+                            self.is_ip = false;
+                        }
+                    }
+                }
+            }
+            Field::Sport | Field::Dport => {
+                if !self.make_ip(0) || !self.make_transp() {
+                    return;
+                }
+                let p = self.ip_p();
+                if p != 0 && !matches!(p, 6 | 17 | 33 | 136) {
+                    return;
+                }
+                let at = self.th() + if f == Field::Sport { 0 } else { 2 };
+                self.set(at, &(num as u16).to_be_bytes());
+            }
+            Field::IpSrc
+            | Field::IpDst
+            | Field::IpTos
+            | Field::IpDscp
+            | Field::IpEcn
+            | Field::IpTtl
+            | Field::IpFrag
+            | Field::IpFragoff
+            | Field::IpId
+            | Field::IpSum
+            | Field::IpProto
+            | Field::IpHl
+            | Field::IpLen
+            | Field::IpOpt
+            | Field::IpCaptureLen => {
+                if !self.make_ip(0) {
+                    return;
+                }
+                self.inject_ip(f, v, num);
+            }
+            Field::TcpSeq
+            | Field::TcpAck
+            | Field::TcpOff
+            | Field::TcpFlags
+            | Field::TcpWindow
+            | Field::TcpUrp
+            | Field::TcpOpt
+            | Field::TcpNtopt
+            | Field::TcpSack => {
+                if !self.make_ip(6) || !self.make_transp() {
+                    return;
+                }
+                self.inject_tcp(f, v, num);
+            }
+            Field::UdpLen => {
+                if !self.make_ip(0) || !self.make_transp() {
+                    return;
+                }
+                let p = self.ip_p();
+                if p != 0 && p != 17 && p != 136 {
+                    return;
+                }
+                if self.trans_len() < 8 {
+                    self.put(8 - self.trans_len());
+                }
+                let th = self.th();
+                self.set(th + 4, &(num as u16).to_be_bytes());
+            }
+            Field::IcmpType
+            | Field::IcmpTypeName
+            | Field::IcmpCode
+            | Field::IcmpCodeName
+            | Field::IcmpFlowid
+            | Field::IcmpSeq
+            | Field::IcmpNextmtu => {
+                if !self.make_ip(1) || !self.make_transp() {
+                    return;
+                }
+                if self.trans_len() < 8 {
+                    self.put(8 - self.trans_len());
+                }
+                self.inject_icmp(f, num);
+            }
+            Field::PayloadLen | Field::Payload => {
+                if self.make_ip(0) {
+                    self.make_transp();
+                }
+                match v {
+                    Val::Bytes(b) => {
+                        if b.is_empty() {
+                            return;
+                        }
+                        self.account_payload_len(self.payload_off(), b.len() as u32);
+                        let off = self.payload_off();
+                        if self.buf.len() < off + b.len() {
+                            self.put(off + b.len() - self.buf.len());
+                        }
+                        self.buf[off..off + b.len()].copy_from_slice(&b);
+                    }
+                    _ => self.account_payload_len(self.payload_off(), num),
+                }
+            }
+            Field::PayloadMd5 | Field::PayloadMd5Hex => {}
+        }
+    }
+
+    fn inject_ip(&mut self, f: Field, v: Val, num: u32) {
+        let n = self.nh();
+        match f {
+            Field::IpSrc => self.buf[n + 12..n + 16].copy_from_slice(&num.to_be_bytes()),
+            Field::IpDst => self.buf[n + 16..n + 20].copy_from_slice(&num.to_be_bytes()),
+            Field::IpTos => self.buf[n + 1] = num as u8,
+            Field::IpDscp => self.buf[n + 1] = (self.buf[n + 1] & 3) | ((num << 2) as u8 & 0xfc),
+            Field::IpEcn => self.buf[n + 1] = (self.buf[n + 1] & 0xfc) | (num as u8 & 3),
+            Field::IpTtl => self.buf[n + 8] = num as u8,
+            Field::IpFrag | Field::IpFragoff => {
+                self.buf[n + 6..n + 8].copy_from_slice(&(num as u16).to_be_bytes())
+            }
+            Field::IpId => self.buf[n + 4..n + 6].copy_from_slice(&(num as u16).to_be_bytes()),
+            Field::IpSum => self.buf[n + 10..n + 12].copy_from_slice(&(num as u16).to_be_bytes()),
+            Field::IpProto => self.buf[n + 9] = num as u8,
+            Field::IpOpt => {
+                if let Val::Opt(Some(o)) = v {
+                    self.have_ip_hl = true;
+                    let cur = self.ip_hl();
+                    let len = self.put_options(n, &o, cur);
+                    if len > cur {
+                        self.th = Some(n + len);
+                        self.buf[n] = 0x40 | (len / 4) as u8;
+                    }
+                }
+            }
+            Field::IpHl => {
+                self.have_ip_hl = true;
+                let want = (num as usize + 3) & !3;
+                let cur = self.ip_hl();
+                if want > cur {
+                    let more = want - cur;
+                    let have = self.buf.len() - n;
+                    if have < want {
+                        self.put(want - have);
+                    }
+                    self.buf[n + want - more..n + want].fill(0);
+                    self.th = Some(n + want);
+                }
+                self.buf[n] = (self.buf[n] & 0xf0) | ((want / 4) as u8 & 15);
+            }
+            Field::IpLen => self.want_len = (n as u32).saturating_add(num),
+            _ => {}
+        }
+    }
+
+    fn inject_tcp(&mut self, f: Field, v: Val, num: u32) {
+        let th = self.th();
+        match f {
+            Field::TcpSeq => self.set(th + 4, &num.to_be_bytes()),
+            Field::TcpAck => self.set(th + 8, &num.to_be_bytes()),
+            Field::TcpFlags => {
+                if self.trans_len() >= 14 {
+                    self.buf[th + 13] = num as u8;
+                    self.buf[th + 12] = (self.buf[th + 12] & 0xf0) | ((num >> 8) as u8 & 15);
+                }
+            }
+            Field::TcpOff => {
+                self.have_tcp_hl = true;
+                if self.trans_len() < 13 {
+                    return;
+                }
+                let want = (num as usize + 3) & !3;
+                let cur = ((self.buf[th + 12] >> 4) as usize) * 4;
+                if want > cur {
+                    let more = want - cur;
+                    self.put(more);
+                    let end = (th + want).min(self.buf.len());
+                    self.buf[end - more..end].fill(0);
+                }
+                self.buf[th + 12] = (self.buf[th + 12] & 0x0f) | (((want / 4) as u8 & 15) << 4);
+            }
+            Field::TcpWindow => self.set(th + 14, &(num as u16).to_be_bytes()),
+            Field::TcpUrp => self.set(th + 18, &(num as u16).to_be_bytes()),
+            _ => {
+                self.have_tcp_hl = true;
+                if let Val::Opt(Some(o)) = v {
+                    if o.is_empty() || self.trans_len() < 13 {
+                        return;
+                    }
+                    let cur = ((self.buf[th + 12] >> 4) as usize) * 4;
+                    let len = self.put_options(th, &o, cur);
+                    if len > cur {
+                        self.buf[th + 12] = (self.buf[th + 12] & 0x0f) | (((len / 4) as u8) << 4);
+                    }
                 }
             }
         }
-        b[20 + th_len..].copy_from_slice(payload);
-        if self.checksum {
-            let s = fold(ones_sum(&b[..20]));
-            b[10..12].copy_from_slice(&s.to_be_bytes());
-            // transport checksums only when the whole segment is present
-            if th_len > 0 && data_len >= ip_len as usize {
-                let seg = &b[20..ip_len as usize];
-                let csum_at = match proto {
-                    6 => Some(16),
-                    17 => Some(6),
-                    1 => Some(2),
-                    _ => None,
-                };
-                if let Some(at) = csum_at {
-                    let mut s = ones_sum(seg);
-                    if proto != 1 {
-                        s += ones_sum(&b[12..20]) + proto as u32 + seg.len() as u32;
-                    }
-                    let mut c = fold(s);
-                    if proto == 17 && c == 0 {
-                        c = 0xffff;
-                    }
-                    b[20 + at..22 + at].copy_from_slice(&c.to_be_bytes());
+    }
+
+    fn inject_icmp(&mut self, f: Field, num: u32) {
+        let th = self.th();
+        match f {
+            Field::IcmpType | Field::IcmpTypeName => {
+                self.buf[th] = num as u8;
+                self.have_icmp_type = true;
+                let len = icmp_hl(num as u8);
+                if self.trans_len() < len {
+                    self.put(len - self.trans_len());
+                }
+            }
+            Field::IcmpCode | Field::IcmpCodeName => {
+                self.buf[th + 1] = num as u8;
+                self.have_icmp_code = true;
+            }
+            Field::IcmpFlowid | Field::IcmpSeq => {
+                if !self.have_icmp_type || icmp_has_flow(self.buf[th]) {
+                    let at = th + if f == Field::IcmpFlowid { 4 } else { 6 };
+                    self.set(at, &(num as u16).to_be_bytes());
+                }
+            }
+            _ => {
+                if (!self.have_icmp_type || self.buf[th] == 3)
+                    && (!self.have_icmp_code || self.buf[th + 1] == 4)
+                {
+                    self.set(th + 6, &(num as u16).to_be_bytes());
                 }
             }
         }
-        let mut p = cx.pool().make(DEFAULT_HEADROOM, &b, 0);
-        p.set_network_header(0, 20);
-        // as Click: the destination annotation is the header's destination
-        p.anno_mut()
-            .set_dst_ip(core::net::Ipv4Addr::new(b[16], b[17], b[18], b[19]));
-        let ts = v.ts.or_else(|| {
-            v.sec
-                .map(|s| Timestamp::from_sec_usec(s, v.usec.unwrap_or(0)))
-        });
-        if let Some(ts) = ts {
-            p.set_timestamp(ts);
+    }
+
+    /// The IP length, UDP length, checksums and extra length, then the
+    /// packet.
+    fn finish(mut self, checksum: bool, cx: &Ctx) -> Packet {
+        if self.flowid.is_some() {
+            self.make_ip(0);
         }
-        set_extra_length(&mut p, (ip_len as usize).saturating_sub(data_len) as u32);
-        if let Some(d) = v.direction {
-            p.anno_mut().set_paint(d);
+        if self.has_ip() {
+            self.make_transp();
         }
-        if let Some(a) = v.aggregate {
+        let mut dst = None;
+        if self.has_ip() {
+            let n = self.nh();
+            let mut ip_len = u16::from_be_bytes([self.buf[n + 2], self.buf[n + 3]]) as u32;
+            if ip_len == 0 {
+                ip_len = self.want_len;
+                if ip_len >= n as u32 {
+                    ip_len -= n as u32;
+                }
+                ip_len = ip_len.min(0xFFFF);
+                if ip_len == 0 {
+                    ip_len = self.net_len().min(0xFFFF) as u32;
+                }
+                self.buf[n + 2..n + 4].copy_from_slice(&(ip_len as u16).to_be_bytes());
+            }
+            let th = self.th();
+            if self.ip_p() == 17
+                && self.first_frag()
+                && self.trans_len() >= 6
+                && self.buf[th + 4..th + 6] == [0, 0]
+            {
+                let ulen = ip_len.saturating_sub((th - n) as u32) as u16;
+                self.buf[th + 4..th + 6].copy_from_slice(&ulen.to_be_bytes());
+            }
+            dst = Some(core::net::Ipv4Addr::new(
+                self.buf[n + 16],
+                self.buf[n + 17],
+                self.buf[n + 18],
+                self.buf[n + 19],
+            ));
+            if checksum {
+                if ip_len as usize > self.net_len() {
+                    self.put(ip_len as usize - self.net_len());
+                }
+                self.set_checksums();
+            }
+        }
+        let mut p = cx.pool().make(DEFAULT_HEADROOM, &self.buf, 0);
+        if self.mac {
+            p.set_mac_header(0);
+        }
+        if let Some(n) = self.nh {
+            let th = self.th.unwrap_or(n).max(n);
+            p.set_network_header(n, th - n);
+        }
+        if let Some(d) = dst {
+            p.anno_mut().set_dst_ip(d);
+        }
+        p.set_timestamp(self.ts);
+        if let Some(t) = self.first_ts {
+            p.anno_mut().set_first_timestamp(t);
+        }
+        if self.extra_packets > 0 {
+            p.anno_mut()
+                .set_u32_at(EXTRA_PACKETS_ANNO_OFFSET, self.extra_packets);
+        }
+        if let Some(x) = self.paint {
+            p.anno_mut().set_paint(x);
+        }
+        if let Some(a) = self.aggregate {
             p.anno_mut().set_u32_at(AGGREGATE_ANNO_OFFSET, a);
+        }
+        if self.want_len as usize > self.buf.len() {
+            set_extra_length(&mut p, self.want_len - self.buf.len() as u32);
         }
         p
     }
 
-    /// Reads lines until one yields packets (into `pending`) or the file ends.
-    fn fill(&mut self, cx: &Ctx) {
-        let mut line = String::new();
-        while self.pending.is_empty() && !self.eof {
-            let Some(r) = self.reader.as_mut() else {
-                self.eof = true;
-                return;
-            };
-            line.clear();
-            match r.read_line(&mut line) {
-                Ok(0) => {
-                    self.eof = true;
-                    return;
+    fn set_checksums(&mut self) {
+        let n = self.nh();
+        let hl = self.ip_hl();
+        if hl < 20 || n + hl > self.buf.len() {
+            return;
+        }
+        self.buf[n + 10..n + 12].fill(0);
+        let s = fold(ones_sum(&self.buf[n..n + hl]));
+        self.buf[n + 10..n + 12].copy_from_slice(&s.to_be_bytes());
+        let off = u16::from_be_bytes([self.buf[n + 6], self.buf[n + 7]]);
+        if off & 0x3fff != 0 {
+            return;
+        }
+        let th = self.th();
+        let tl = self.trans_len();
+        let (at, pseudo) = match self.ip_p() {
+            6 => (16, true),
+            17 => (6, true),
+            1 => (2, false),
+            _ => return,
+        };
+        if tl < at + 2 {
+            return;
+        }
+        self.buf[th + at..th + at + 2].fill(0);
+        let mut s = ones_sum(&self.buf[th..]);
+        if pseudo {
+            s += ones_sum(&self.buf[n + 12..n + 20]) + self.ip_p() as u32 + tl as u32;
+        }
+        let c = fold(s);
+        self.buf[th + at..th + at + 2].copy_from_slice(&c.to_be_bytes());
+    }
+}
+
+/// A MULTIPACKET packet still standing for more (Click's
+/// `handle_multipacket` state).
+struct Multi {
+    work: Packet,
+    /// IP length for all but the last packet.
+    len_each: u32,
+    end_ts: Timestamp,
+    delta: i64,
+}
+
+fn extra_packets(p: &Packet) -> u32 {
+    p.anno().u32_at(EXTRA_PACKETS_ANNO_OFFSET)
+}
+
+/// Click's `set_packet_lengths`: the IP (and UDP) length covering the data
+/// plus `extra` bytes.
+fn set_packet_lengths(p: &mut Packet, extra: u32) {
+    let length = (p.len() as u64 + extra as u64).min(0xFFFF) as u16;
+    let Some(n) = p.network_header_mut() else {
+        return;
+    };
+    if n.len() < 20 || n[0] >> 4 != 4 {
+        return;
+    }
+    let hl = ((n[0] & 15) as usize) * 4;
+    n[2..4].copy_from_slice(&length.to_be_bytes());
+    if n[9] == 17 && n.len() >= hl + 6 {
+        let ulen = length.saturating_sub(hl as u16);
+        n[hl + 4..hl + 6].copy_from_slice(&ulen.to_be_bytes());
+    }
+}
+
+impl FromIPSummaryDump {
+    fn file_label(&self) -> &str {
+        if self.data.is_some() && self.filename.is_empty() {
+            "<data>"
+        } else {
+            &self.filename
+        }
+    }
+
+    fn landmark(&self) -> String {
+        if self.binary {
+            format!("{}:record {}", self.file_label(), self.lineno)
+        } else {
+            format!("{}:{}", self.file_label(), self.lineno)
+        }
+    }
+
+    fn error(&self, cx: &Ctx, msg: &str) {
+        cx.error_line(&format!(
+            "{}: {}: {}",
+            cx.declaration(),
+            self.landmark(),
+            msg
+        ));
+    }
+
+    /// Installs the fields of a `!data` line or CONTENTS; unknown names are
+    /// warnings (their columns are skipped).
+    fn set_fields(&mut self, words: Vec<(String, Option<Field>)>, mut warn: impl FnMut(String)) {
+        self.fields.clear();
+        for (w, f) in words {
+            match f {
+                None => warn(format!("unknown content type '{w}'")),
+                Some(f) if f.read_order().is_none() => {
+                    warn(format!("content type '{w}' ignored on input"))
                 }
+                _ => {}
+            }
+            self.fields.push(f.filter(|f| f.read_order().is_some()));
+        }
+        let mut order: Vec<usize> = (0..self.fields.len()).collect();
+        order.sort_by_key(|&i| (self.fields[i].and_then(|f| f.read_order()).unwrap_or(0), i));
+        self.order = order;
+    }
+
+    fn bang_proto(&mut self, word: Option<&str>) -> bool {
+        let Some(w) = word else { return false };
+        let p = match w {
+            "T" => Some(6),
+            "U" => Some(17),
+            "I" => Some(1),
+            _ => click_wire::names::ip_proto_by_name(w)
+                .map(|v| v as u64)
+                .or_else(|| parse_uint(w, u64::MAX))
+                .filter(|&v| v < 256),
+        };
+        match p {
+            Some(p) => {
+                self.default_proto = p as u8;
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn parse_flowid(&mut self, words: &[String]) -> Option<FlowId> {
+        if words.len() < 4 {
+            return None;
+        }
+        let addr = |w: &str| -> Option<[u8; 4]> {
+            if w == "-" {
+                Some([0; 4])
+            } else {
+                click_lang::args::parse_ipv4(w).ok().map(|a| a.octets())
+            }
+        };
+        let port = |w: &str| -> Option<u16> {
+            if w == "-" {
+                Some(0)
+            } else {
+                parse_uint(w, 65535).map(|v| v as u16)
+            }
+        };
+        let f = FlowId {
+            src: addr(&words[0])?,
+            sport: port(&words[1])?,
+            dst: addr(&words[2])?,
+            dport: port(&words[3])?,
+        };
+        if let Some(p) = words.get(4) {
+            if !self.bang_proto(Some(p)) {
+                return None;
+            }
+        }
+        Some(f)
+    }
+
+    /// A `!` line.
+    fn bang(&mut self, line: &str, cx: &Ctx) {
+        let mut it = line.splitn(2, |c: char| c.is_ascii_whitespace());
+        let key = it.next().unwrap_or("");
+        let rest = it.next().unwrap_or("");
+        let words: Vec<String> = click_lang::split_words(rest)
+            .iter()
+            .map(|w| click_lang::unquote(w))
+            .collect();
+        match key {
+            "!data" | "!contents" => {
+                let mut warnings = Vec::new();
+                self.set_fields(field_words(rest), |w| warnings.push(w));
+                for w in warnings {
+                    self.error(cx, &format!("warning: {w}"));
+                }
+                if self.fields.is_empty() {
+                    self.error(cx, "no contents specified");
+                }
+            }
+            "!proto" => {
+                if words.len() != 1 {
+                    self.error(cx, "bad !proto");
+                } else if !self.bang_proto(words.first().map(String::as_str)) {
+                    self.error(cx, "bad protocol in !proto");
+                }
+            }
+            "!flowid" => {
+                self.flowid = self.parse_flowid(&words);
+                if self.flowid.is_none() {
+                    self.error(cx, "bad !flowid specification");
+                }
+            }
+            "!aggregate"
+                if words.len() != 1 || parse_uint(&words[0], u32::MAX as u64).is_none() =>
+            {
+                self.error(cx, "bad !aggregate specification");
+            }
+            "!binary" => {
+                if !words.is_empty() {
+                    self.error(cx, "bad !binary specification");
+                }
+                self.binary = true;
+                self.lineno = 0;
+            }
+            _ => {}
+        }
+    }
+
+    fn read_bytes(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let Some(r) = self.reader.as_mut() else {
+            return Ok(0);
+        };
+        let mut got = 0;
+        while got < buf.len() {
+            match r.read(&mut buf[got..]) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        self.pos += got as u64;
+        Ok(got)
+    }
+
+    /// The next line, or binary record; `None` at the end (or after an
+    /// error, reported). The flag says whether it is binary data.
+    fn next_record(&mut self, cx: &Ctx) -> Option<(Vec<u8>, bool)> {
+        if !self.binary {
+            if let Some(l) = self.stash.take() {
+                self.lineno += 1;
+                return Some((l, false));
+            }
+            let r = self.reader.as_mut()?;
+            let mut line = Vec::new();
+            return match r.read_until(b'\n', &mut line) {
+                Ok(0) => None,
                 Ok(n) => {
                     self.pos += n as u64;
                     self.lineno += 1;
+                    Some((line, false))
                 }
                 Err(e) => {
-                    self.eof = true;
-                    cx.error_line(&format!(
-                        "{}: {}:{}: {}",
-                        cx.declaration(),
-                        self.filename,
-                        self.lineno + 1,
-                        io_error_text(&e)
-                    ));
-                    return;
+                    self.lineno += 1;
+                    self.error(cx, &io_error_text(&e));
+                    None
+                }
+            };
+        }
+        let mut head = [0u8; 4];
+        self.lineno += 1;
+        match self.read_bytes(&mut head) {
+            Ok(0) => return None,
+            Ok(4) => {}
+            Ok(n) => {
+                self.error(
+                    cx,
+                    &format!("truncated binary record ({n} of 4 length bytes)"),
+                );
+                return None;
+            }
+            Err(e) => {
+                self.error(cx, &io_error_text(&e));
+                return None;
+            }
+        }
+        let word = u32::from_be_bytes(head);
+        let len = (word & 0x7FFF_FFFF) as usize;
+        if len < 4 {
+            self.error(cx, "binary record too short");
+            return None;
+        }
+        let mut body = vec![0u8; (len - 4).min(1 << 20)];
+        if len - 4 > body.len() {
+            self.error(cx, &format!("binary record too long ({len} bytes)"));
+            return None;
+        }
+        match self.read_bytes(&mut body) {
+            Ok(n) if n == body.len() => {}
+            Ok(n) => {
+                self.error(
+                    cx,
+                    &format!("truncated binary record ({} of {len} bytes)", n + 4),
+                );
+                return None;
+            }
+            Err(e) => {
+                self.error(cx, &io_error_text(&e));
+                return None;
+            }
+        }
+        if word & 0x8000_0000 != 0 {
+            // a text line inside a binary dump
+            while body.last() == Some(&0) {
+                body.pop();
+            }
+            let text = body.first().is_some_and(|&c| c == b'!' || c == b'#');
+            return Some((body, !text));
+        }
+        Some((body, true))
+    }
+
+    fn report_bad_field(&mut self, cx: &Ctx, f: Field, tok: &str) {
+        self.bad_fields += 1;
+        if self.bad_fields <= MAX_FIELD_REPORTS {
+            let more = if self.bad_fields == MAX_FIELD_REPORTS {
+                " (further bad fields not reported)"
+            } else {
+                ""
+            };
+            self.error(cx, &format!("bad {} '{}'{more}", f.name(), tok));
+        }
+    }
+
+    /// Click's text readers (`ina`): a field's value, or `None` if it does
+    /// not parse.
+    fn parse_text(&self, f: Field, t: &str, od: &Odesc) -> Option<Val> {
+        let uint = |max: u64| parse_uint(t, max);
+        let n = |max: u64| uint(max).map(|v| Val::N(v as u32));
+        match f {
+            Field::Timestamp
+            | Field::NTimestamp
+            | Field::FirstTimestamp
+            | Field::FirstNTimestamp => parse_ts(t).map(Val::Ts),
+            Field::TsSec | Field::Count | Field::Aggregate | Field::WireLen => n(u32::MAX as u64),
+            Field::TsUsec => n(999_999),
+            Field::TsUsec1 => uint(u64::MAX).map(Val::U64),
+            Field::Link | Field::Paint | Field::Direction => match t {
+                ">" => Some(Val::N(0)),
+                "<" => Some(Val::N(1)),
+                _ => n(255),
+            },
+            Field::EthSrc | Field::EthDst => click_lang::args::parse_ether(t).ok().map(Val::Mac),
+            Field::EthType => match cp_uint(t.as_bytes(), 0, 16) {
+                (Some(v), j) if j == t.len() && v <= 0xFFFF => Some(Val::N(v as u32)),
+                _ => None,
+            },
+            Field::IpSrc | Field::IpDst => click_lang::args::parse_ipv4(t)
+                .ok()
+                .map(|a| Val::N(u32::from(a))),
+            Field::IpTos | Field::IpDscp | Field::IpTtl => n(255),
+            Field::IpHl | Field::TcpOff => n(60),
+            Field::IpEcn => match t {
+                "0" | "1" | "2" | "3" => n(3),
+                "no" => Some(Val::N(0)),
+                "ect1" | "ECT(1)" => Some(Val::N(1)),
+                "ect2" | "ECT(0)" => Some(Val::N(2)),
+                "ce" | "CE" => Some(Val::N(3)),
+                _ => None,
+            },
+            Field::IpFrag | Field::IpFragoff => parse_frag(t, od.minor_version).map(Val::N),
+            Field::IpId
+            | Field::IpSum
+            | Field::Sport
+            | Field::Dport
+            | Field::TcpWindow
+            | Field::TcpUrp
+            | Field::UdpLen
+            | Field::IcmpFlowid
+            | Field::IcmpSeq
+            | Field::IcmpNextmtu => n(65535),
+            Field::IpLen | Field::TcpSeq | Field::TcpAck | Field::PayloadLen => n(u32::MAX as u64),
+            Field::IpProto => match t {
+                "T" => Some(Val::N(6)),
+                "U" => Some(Val::N(17)),
+                "I" => Some(Val::N(1)),
+                _ => n(255),
+            },
+            Field::IpOpt => parse_ip_opt(t).ok().map(Val::Opt),
+            Field::TcpOpt => parse_tcp_opt(t, DO_ALL).ok().map(Val::Opt),
+            Field::TcpNtopt => parse_tcp_opt(t, DO_TCPOPT_NTALL).ok().map(Val::Opt),
+            Field::TcpSack => parse_tcp_opt(t, DO_TCPOPT_SACK).ok().map(Val::Opt),
+            Field::TcpFlags => {
+                if t == "." {
+                    Some(Val::N(0))
+                } else if t.starts_with(|c: char| c.is_ascii_digit()) {
+                    n(0xFFF)
+                } else if t.is_empty() {
+                    None
+                } else {
+                    let mut v = 0u32;
+                    for c in t.bytes() {
+                        v |= 1 << tcp_flag_bit(c)?;
+                    }
+                    Some(Val::N(v))
                 }
             }
-            let l = line.trim_end_matches(['\n', '\r']);
-            if l.trim().is_empty() || l.starts_with('#') {
-                continue;
+            Field::IcmpType | Field::IcmpTypeName => click_wire::names::icmp_type_by_name(t)
+                .map(|v| Val::N(v as u32))
+                .or_else(|| n(255)),
+            Field::IcmpCode | Field::IcmpCodeName => {
+                let named = if od.have_icmp_type {
+                    click_wire::names::icmp_code_by_name(od.buf[od.th()], t)
+                } else {
+                    None
+                };
+                named.map(|v| Val::N(v as u32)).or_else(|| n(255))
             }
-            if let Some(rest) = l.strip_prefix('!') {
-                if let Some(d) = rest.strip_prefix("data") {
-                    match parse_fields(d) {
-                        Ok(f) => self.fields = Some(f),
-                        Err(e) => {
-                            cx.error_line(&format!(
-                                "{}: {}:{}: {}",
-                                cx.declaration(),
-                                self.filename,
-                                self.lineno,
-                                e
-                            ));
+            Field::Payload => Some(Val::Bytes(click_lang::args::unquote_bytes(t))),
+            Field::IpCaptureLen | Field::PayloadMd5 | Field::PayloadMd5Hex => None,
+        }
+    }
+
+    /// The values of a binary record, field by field (Click's `inb`):
+    /// fixed-size fields that do not fit, and every field after them, are
+    /// missing.
+    fn parse_binary(&self, rec: &[u8]) -> Vec<Option<Val>> {
+        let mut out = Vec::with_capacity(self.fields.len());
+        let mut i = 0;
+        let be32 = |b: &[u8]| u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+        for f in &self.fields {
+            let Some(f) = *f else {
+                out.push(None);
+                continue;
+            };
+            match f.btype() {
+                BType::Special => {
+                    let n = rec.get(i).copied().map(usize::from);
+                    match n {
+                        Some(n) if i + 1 + n <= rec.len() => {
+                            out.push(Some(Val::Opt(Some(rec[i + 1..i + 1 + n].to_vec()))));
+                            i += 1 + n;
+                        }
+                        _ => {
+                            out.push(Some(Val::Opt(None)));
+                            i = rec.len();
                         }
                     }
-                } else if let Some(p) = rest.strip_prefix("proto") {
-                    // `!proto P`: the protocol of packets whose lines do
-                    // not give one.
-                    let p = p.trim();
-                    let v = match p {
-                        "T" => Some(6),
-                        "U" => Some(17),
-                        "I" => Some(1),
-                        _ => p.parse::<u8>().ok(),
-                    };
-                    if let Some(v) = v {
-                        self.default_proto = v;
+                }
+                BType::NotAllowed => {
+                    out.push(None);
+                    i = rec.len();
+                }
+                t => {
+                    let size = f.binary_size().unwrap_or(0);
+                    if i + size > rec.len() {
+                        out.push(None);
+                        i = rec.len();
+                        continue;
                     }
-                } else if rest.starts_with("binary") {
-                    cx.error_line(&format!(
-                        "{}: {}:{}: binary summary dumps are not supported",
-                        cx.declaration(),
-                        self.filename,
-                        self.lineno
-                    ));
-                    self.eof = true;
+                    let b = &rec[i..i + size];
+                    i += size;
+                    out.push(Some(match (t, f) {
+                        (BType::B1, _) => Val::N(b[0] as u32),
+                        (BType::B2, _) => Val::N(u16::from_be_bytes([b[0], b[1]]) as u32),
+                        (BType::B6, _) => Val::Mac([b[0], b[1], b[2], b[3], b[4], b[5]]),
+                        (BType::B8, Field::Timestamp | Field::FirstTimestamp) => {
+                            Val::Ts(Timestamp::from_sec_nsec(
+                                be32(b) as i64,
+                                be32(&b[4..]).wrapping_mul(1000),
+                            ))
+                        }
+                        (BType::B8, Field::NTimestamp | Field::FirstNTimestamp) => {
+                            Val::Ts(Timestamp::from_sec_nsec(be32(&b[4..]) as i64, be32(b)))
+                        }
+                        (BType::B8, _) => Val::U64(((be32(&b[4..]) as u64) << 32) | be32(b) as u64),
+                        _ => Val::N(be32(b)),
+                    }));
                 }
-                continue;
             }
-            let fields = match (&self.fields, &self.default_fields) {
-                (Some(f), _) | (None, Some(f)) => f.clone(),
-                (None, None) => {
-                    cx.error_line(&format!(
-                        "{}: {}: no '!data' line and no CONTENTS; stopping",
-                        cx.declaration(),
-                        self.filename
-                    ));
-                    self.eof = true;
-                    return;
+        }
+        out
+    }
+
+    /// Builds the packet for one data line or binary record (`None`: the
+    /// line gave no packet).
+    fn build(&mut self, rec: &[u8], binary: bool, cx: &Ctx) -> Option<Packet> {
+        let mut od = Odesc::new(self.default_proto, self.flowid, self.minor_version);
+        let mut nfields = 0;
+        let order = self.order.clone();
+        if binary {
+            let mut vals = self.parse_binary(rec);
+            for &i in &order {
+                let (Some(f), Some(v)) = (self.fields[i], vals[i].take()) else {
+                    continue;
+                };
+                od.inject(f, v);
+                nfields += 1;
+            }
+        } else {
+            let line = String::from_utf8_lossy(rec);
+            let toks = split_line(&line, self.fields.len());
+            for &i in &order {
+                let (Some(f), t) = (self.fields[i], toks[i]) else {
+                    continue;
+                };
+                if t.is_empty() || t == "-" {
+                    continue;
                 }
+                match self.parse_text(f, t, &od) {
+                    Some(v) => {
+                        od.inject(f, v);
+                        nfields += 1;
+                    }
+                    None => self.report_bad_field(cx, f, t),
+                }
+            }
+        }
+        if nfields == 0 {
+            if !self.format_complaint && (binary || !rec.iter().all(u8::is_ascii_whitespace)) {
+                if self.fields.is_empty() {
+                    self.error(cx, "no '!data' provided");
+                } else {
+                    self.error(cx, "packet parse error");
+                }
+                self.format_complaint = true;
+            }
+            return None;
+        }
+        Some(od.finish(self.checksum, cx))
+    }
+
+    /// Reads until a line yields a packet or the dump ends.
+    fn read_packet(&mut self, cx: &Ctx) -> Option<Packet> {
+        while !self.eof {
+            let Some((rec, binary)) = self.next_record(cx) else {
+                self.eof = true;
+                self.reader = None;
+                return None;
             };
-            let toks = split_line(l);
-            let v = self.parse_values(&toks, &fields);
-            let n = if self.multipacket {
-                v.count.unwrap_or(1).max(1)
+            if !binary {
+                let mut l = &rec[..];
+                while let [rest @ .., b'\n' | b'\r'] = l {
+                    l = rest;
+                }
+                if l.is_empty() || l[0] == b'#' {
+                    continue;
+                }
+                if l[0] == b'!' {
+                    let line = String::from_utf8_lossy(l).into_owned();
+                    self.bang(&line, cx);
+                    continue;
+                }
+                if let Some(p) = self.build(l, false, cx) {
+                    return Some(p);
+                }
+            } else if let Some(p) = self.build(&rec, true, cx) {
+                return Some(p);
+            }
+        }
+        None
+    }
+
+    /// MULTIPACKET: the next packet a multi-packet line stands for.
+    fn multi_step(&mut self, cx: &Ctx) -> Option<Packet> {
+        let m = self.multi.as_mut()?;
+        let count = extra_packets(&m.work) as u64 + 1;
+        if count <= 1 {
+            return self.multi.take().map(|m| m.work);
+        }
+        let len = m.work.len() as u32;
+        let mut out = m.work.clone_in(cx.pool());
+        out.anno_mut().set_u32_at(EXTRA_PACKETS_ANNO_OFFSET, 0);
+        set_extra_length(&mut out, m.len_each.saturating_sub(len));
+        let w = &mut m.work;
+        w.anno_mut()
+            .set_u32_at(EXTRA_PACKETS_ANNO_OFFSET, (count - 2) as u32);
+        let left = extra_length(w).saturating_sub(m.len_each);
+        set_extra_length(w, left);
+        if count == 2 {
+            w.set_timestamp(m.end_ts);
+            set_packet_lengths(w, left);
+        } else {
+            let t = w.timestamp().add_nsec(m.delta);
+            w.set_timestamp(t);
+        }
+        Some(out)
+    }
+
+    fn multi_setup(&mut self, mut p: Packet) {
+        let count = extra_packets(&p) as u64 + 1;
+        let len = p.len() as u64;
+        let mut each = (len + extra_length(&p) as u64) / count;
+        if each < len {
+            each = len;
+            set_extra_length(&mut p, (each * (count - 1)).min(u32::MAX as u64) as u32);
+        }
+        let end_ts = p.timestamp();
+        let first = p.anno().first_timestamp();
+        let delta = if first != Timestamp::ZERO {
+            p.set_timestamp(first);
+            (end_ts - first).nsec() / (count as i64 - 1)
+        } else {
+            0
+        };
+        let each = each.min(u32::MAX as u64) as u32;
+        set_packet_lengths(&mut p, each.saturating_sub(len as u32));
+        self.multi = Some(Multi {
+            work: p,
+            len_each: each,
+            end_ts,
+            delta,
+        });
+    }
+
+    /// Makes sure `next` holds the next packet, if there is one.
+    fn fill(&mut self, cx: &Ctx) {
+        if self.next.is_some() {
+            return;
+        }
+        if self.multi.is_some() {
+            self.next = self.multi_step(cx);
+            return;
+        }
+        if let Some(p) = self.read_packet(cx) {
+            if self.multipacket && extra_packets(&p) > 0 {
+                self.multi_setup(p);
+                self.next = self.multi_step(cx);
             } else {
-                1
-            };
-            let p = self.build(&v, cx);
-            for _ in 1..n {
-                self.pending.push(p.clone_in(cx.pool()));
+                self.next = Some(p);
             }
-            self.pending.push(p);
         }
     }
 
     fn next_packet(&mut self, cx: &Ctx) -> Option<Packet> {
-        if self.pending.is_empty() {
-            self.fill(cx);
-        }
-        let p = if self.pending.is_empty() {
-            None
-        } else {
-            Some(self.pending.remove(0))
-        };
+        self.fill(cx);
+        let p = self.next.take();
         if p.is_some() {
             self.count += 1;
         }
@@ -529,10 +1569,8 @@ impl FromIPSummaryDump {
         if !self.timing {
             return None;
         }
-        if self.pending.is_empty() {
-            self.fill(cx);
-        }
-        let ts = self.pending.first()?.timestamp();
+        self.fill(cx);
+        let ts = self.next.as_ref()?.timestamp();
         let off = *self
             .time_offset
             .get_or_insert_with(|| (cx.now() - ts).nsec());
@@ -547,6 +1585,52 @@ impl FromIPSummaryDump {
         if self.stop && !self.stopped_driver {
             self.stopped_driver = true;
             cx.please_stop_driver();
+        }
+    }
+
+    /// Reads the first line: the banner gives the format version; a file
+    /// that starts otherwise gets Click's warning.
+    fn check_banner(&mut self, cx: &Ctx) {
+        let Some(r) = self.reader.as_mut() else {
+            return;
+        };
+        let mut line = Vec::new();
+        match r.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => {}
+            Ok(n) => {
+                let l = String::from_utf8_lossy(&line).into_owned();
+                if let Some(v) = l.strip_prefix("!IPSummaryDump") {
+                    self.pos += n as u64;
+                    self.lineno += 1;
+                    let v = v.trim();
+                    if let Some((a, b)) = v.split_once('.') {
+                        let b: String = b.chars().take_while(|c| c.is_ascii_digit()).collect();
+                        if let (Ok(major), Ok(minor)) = (a.parse::<u32>(), b.parse::<u32>()) {
+                            self.minor_version = minor;
+                            if major != MAJOR_VERSION || minor > MINOR_VERSION {
+                                self.error(
+                                    cx,
+                                    &format!(
+                                        "warning: unexpected IPSummaryDump version {major}.{minor}"
+                                    ),
+                                );
+                                self.minor_version = MINOR_VERSION;
+                            }
+                        }
+                    }
+                } else {
+                    let known = ["!creator", "!data", "!contents", "!proto", "!flowid"];
+                    if !known.iter().any(|k| l.starts_with(k)) && self.fields.is_empty() {
+                        cx.error_line(&format!(
+                            "{}: {}:1: warning: missing banner line; is this an IP summary dump?",
+                            cx.declaration(),
+                            self.file_label()
+                        ));
+                    }
+                    self.pos += n as u64;
+                    self.stash = Some(line);
+                }
+            }
         }
     }
 }
@@ -564,22 +1648,50 @@ impl Element for FromIPSummaryDump {
         let proto = a.read::<u8>("PROTO")?.unwrap_or(6);
         let multipacket = a.read::<bool>("MULTIPACKET")?.unwrap_or(false);
         let burst = a.read::<usize>("BURST")?.unwrap_or(1);
-        let contents = a.read::<click_lang::RawString>("CONTENTS")?;
-        let contents = match a.read::<click_lang::RawString>("FIELDS")? {
-            Some(f) => Some(f),
-            None => contents,
-        };
+        let mut contents = None;
+        for k in ["DEFAULT_CONTENTS", "DEFAULT_FIELDS", "CONTENTS", "FIELDS"] {
+            if let Some(c) = a.read::<click_lang::RawString>(k)? {
+                contents = Some(c);
+            }
+        }
+        let mut flowid = None;
+        for k in ["DEFAULT_FLOWID", "FLOWID"] {
+            if let Some(c) = a.read::<click_lang::RawString>(k)? {
+                flowid = Some(c);
+            }
+        }
+        let allow_nonexistent = a.read::<bool>("ALLOW_NONEXISTENT")?.unwrap_or(false);
         let _ = a.read::<f64>("SAMPLE")?;
         a.complete()?;
         if burst == 0 {
             return Err("BURST must be positive".into());
         }
-        let default_fields = match contents {
-            Some(c) => Some(parse_fields(&c.0)?),
-            None => None,
-        };
-        if filename.is_none() && data.is_none() {
-            return Err("missing mandatory FILENAME argument".into());
+        self.default_proto = proto;
+        if let Some(c) = contents {
+            let mut warnings = Vec::new();
+            self.set_fields(field_words(&c.0), |w| warnings.push(w));
+            for w in warnings {
+                cx.warning(&w);
+            }
+            if self.fields.is_empty() {
+                return Err("no contents specified".into());
+            }
+            self.default_fields = Some(self.fields.clone());
+        }
+        if let Some(f) = flowid {
+            let words: Vec<String> = click_lang::split_words(&f.0)
+                .iter()
+                .map(|w| click_lang::unquote(w))
+                .collect();
+            self.default_flowid = Some(
+                self.parse_flowid(&words)
+                    .ok_or("bad FLOWID specification")?,
+            );
+        }
+        match (&filename, &data) {
+            (Some(_), Some(_)) => return Err("FILENAME and DATA conflict".into()),
+            (None, None) => return Err("missing mandatory FILENAME argument".into()),
+            _ => {}
         }
         self.filename = filename.unwrap_or_default();
         self.data = data;
@@ -588,28 +1700,37 @@ impl Element for FromIPSummaryDump {
         self.active = active;
         self.zero = zero;
         self.checksum = checksum;
-        self.default_proto = proto;
         self.multipacket = multipacket;
         self.burst = burst;
-        self.default_fields = default_fields;
+        self.allow_nonexistent = allow_nonexistent;
         Ok(())
     }
 
     fn initialize(&mut self, cx: &Ctx) -> Result<(), String> {
-        let r: Box<dyn BufRead> = if let Some(d) = &self.data {
+        self.flowid = self.default_flowid;
+        if let Some(f) = &self.default_fields {
+            self.fields = f.clone();
+        }
+        let r: Option<Box<dyn BufRead>> = if let Some(d) = &self.data {
             let mut d = d.clone().into_bytes();
             if !d.ends_with(b"\n") {
                 d.push(b'\n');
             }
-            Box::new(std::io::Cursor::new(d))
+            Some(Box::new(std::io::Cursor::new(d)))
         } else if self.filename == "-" {
-            Box::new(BufReader::new(std::io::stdin()))
+            Some(Box::new(BufReader::new(std::io::stdin())))
         } else {
-            let f = std::fs::File::open(&self.filename)
-                .map_err(|e| format!("{}: {}", self.filename, io_error_text(&e)))?;
-            Box::new(BufReader::with_capacity(1 << 16, f))
+            match std::fs::File::open(&self.filename) {
+                Ok(f) => Some(Box::new(BufReader::with_capacity(1 << 16, f))),
+                Err(e) if self.allow_nonexistent && e.kind() == std::io::ErrorKind::NotFound => {
+                    None
+                }
+                Err(e) => return Err(format!("{}: {}", self.filename, io_error_text(&e))),
+            }
         };
-        self.reader = Some(r);
+        self.eof = r.is_none();
+        self.reader = r;
+        self.check_banner(cx);
         if cx.output_is_push(0) {
             if self.active {
                 cx.schedule_task();
@@ -668,6 +1789,7 @@ impl Element for FromIPSummaryDump {
                 _ => "-".to_string(),
             },
             "filepos" => self.pos.to_string(),
+            "bad_fields" => self.bad_fields.to_string(),
             _ => return None,
         }))
     }
@@ -678,7 +1800,8 @@ impl Element for FromIPSummaryDump {
                 Ok(b) => {
                     self.active = b;
                     if let Some(sig) = self.signal {
-                        cx.set_signal(sig, b && !(self.eof && self.pending.is_empty()));
+                        let more = !(self.eof && self.next.is_none() && self.multi.is_none());
+                        cx.set_signal(sig, b && more);
                     }
                     if b && cx.output_is_push(0) && !cx.task_scheduled() {
                         cx.schedule_task();
@@ -705,8 +1828,48 @@ impl Element for FromIPSummaryDump {
 
     fn cleanup(&mut self, _cx: &Ctx) {
         self.reader = None;
-        self.pending.clear();
+        self.next = None;
+        self.multi = None;
     }
 
     element_any!();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frag_words() {
+        assert_eq!(parse_frag(".", 3), Some(0));
+        assert_eq!(parse_frag("!", 3), Some(0x4000));
+        assert_eq!(parse_frag("F", 3), Some(0x2000));
+        assert_eq!(parse_frag("f", 3), Some(100));
+        assert_eq!(parse_frag("800+!", 3), Some(100 | 0x6000));
+        assert_eq!(parse_frag("100", 0), Some(100));
+        assert_eq!(parse_frag("+", 3), Some(0x2000));
+        assert_eq!(parse_frag("800x", 3), None);
+        assert_eq!(parse_frag("99999", 3), None);
+        assert_eq!(parse_frag("", 3), None);
+    }
+
+    #[test]
+    fn split_like_click() {
+        assert_eq!(split_line("a \"b c\" d", 3), ["a", "\"b c\"", "d"]);
+        assert_eq!(split_line("x\"1 2\"y z", 2), ["x\"1 2\"y", "z"]);
+        assert_eq!(split_line("a", 3), ["a", "", ""]);
+        assert_eq!(split_line("\"unterminated", 1), ["\"unterminated"]);
+    }
+
+    #[test]
+    fn timestamps() {
+        assert_eq!(
+            parse_ts("1.5"),
+            Some(Timestamp::from_sec_nsec(1, 500_000_000))
+        );
+        assert_eq!(parse_ts("1"), Some(Timestamp::from_sec_nsec(1, 0)));
+        assert_eq!(parse_ts("1.0000000001"), None);
+        assert_eq!(parse_ts("."), None);
+        assert_eq!(parse_ts("99999999999999999999"), None);
+    }
 }

@@ -9,6 +9,7 @@ pub mod fromdevice;
 pub mod fromdump;
 pub mod fromipsummarydump;
 pub mod ipsumdump;
+pub mod ipsumdump_opt;
 pub mod netdev;
 pub mod todevice;
 pub mod todump;

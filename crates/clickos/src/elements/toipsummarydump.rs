@@ -1,7 +1,10 @@
 //! ToIPSummaryDump: writes one text line per packet.
 
-use super::io_error_text;
-use super::ipsumdump::{parse_fields, summary_line, Field};
+use super::ipsumdump::{
+    parse_fields, summarize, BType, Field, WriteOpts, EXTRA_PACKETS_ANNO_OFFSET, MAJOR_VERSION,
+    MINOR_VERSION,
+};
+use super::{extra_length, io_error_text, set_extra_length};
 use click::element_any;
 use click::prelude::*;
 use std::io::{BufWriter, Write};
@@ -14,9 +17,13 @@ pub struct ToIPSummaryDump {
     verbose: bool,
     header: bool,
     unbuffered: bool,
+    binary: bool,
+    multipacket: bool,
+    opts: WriteOpts,
     file: Option<BufWriter<std::fs::File>>,
     to_stdout: bool,
     line: String,
+    record: Vec<u8>,
     count: u64,
     failed: bool,
     signal: Option<UpstreamSignal>,
@@ -31,9 +38,13 @@ impl Default for ToIPSummaryDump {
             verbose: false,
             header: true,
             unbuffered: false,
+            binary: false,
+            multipacket: false,
+            opts: WriteOpts::default(),
             file: None,
             to_stdout: false,
             line: String::new(),
+            record: Vec::new(),
             count: 0,
             failed: false,
             signal: None,
@@ -51,24 +62,65 @@ pub static SPEC: ClassSpec = ClassSpec {
     description: "Writes one line per packet to FILENAME (`-` means standard output), after a \
 header: `!IPSummaryDump 1.3`, an optional `!creator` line, and a `!data` line naming the fields. \
 Fields are separated by single spaces; a field the packet lacks prints as `-`. IP fields need the \
-IP header annotation (set by CheckIPHeader, MarkIPHeader, or FromDump with FORCE_IP). In pull \
-context a task pulls packets. Packets are dropped after being written.\n\n\
-Field names (Click's spellings; synonyms in parentheses): `timestamp` (`ts`), `ts_sec` (`sec`), \
-`ts_usec` (`usec`), `ts_usec1`, `ntimestamp`, `ip_src` (`src`), `ip_dst` (`dst`), `sport`, \
-`dport`, `ip_len` (`len`, `length`), `ip_id` (`id`), `ip_proto` (`proto`: `T`, `U`, `I` or a \
-number), `ip_ttl`, `ip_tos`, `ip_ecn` (`no`, `ect1`, `ect2` or `ce`), `ip_frag` (`F` first fragment, `f` later fragment, `.` none), \
-`ip_fragoff` (bytes, `+` if more fragments), `ip_hl`, `ip_sum`, `ip_capture_len`, `tcp_seq`, \
-`tcp_ack`, `tcp_flags` (letters of `FSRPAUECN`, `.` for none), `tcp_window`, `tcp_urp`, \
-`udp_len`, `icmp_type`, `icmp_code`, `payload_len`, `payload` (quoted), `count`, `direction` \
-(`>` or `<` from the paint annotation), `link` or `paint` (the paint annotation as a number), `aggregate`, `wire_len`.\n\nKeyword arguments:\n\n\
+IP header annotation (set by CheckIPHeader, MarkIPHeader, or FromDump with FORCE_IP); transport \
+fields need the first fragment's transport header. In pull context a task pulls packets. Packets \
+are dropped after being written.\n\n\
+Fields (Click's names; synonyms in parentheses; a name without `_` is also tried as `ip_NAME`, so \
+`src`, `len`, `proto`, `opt`, ... work):\n\n\
+- Annotations: `timestamp` (`ts`, `utimestamp`), `ntimestamp` (full precision; written as \
+`timestamp` in the `!data` line of text dumps), `ts_sec` (`sec`), `ts_usec` (`usec`), `ts_usec1` \
+(`usec1`: microseconds since the epoch), `first_timestamp` (`first_ts`, `first_utimestamp`), \
+`first_ntimestamp`, `count` (`pkt_count`, `packet_count`: 1 + the extra-packets annotation), \
+`direction` (`>` or `<` from the paint annotation, else its number), `link` and `paint` (the \
+paint annotation), `aggregate` (`agg`), `wire_len` (`wire_length`: the packet's length).\n\
+- Ethernet, when the packet has a MAC header just before its network header (or its data starts \
+14 bytes before the network header): `eth_src` (`ether_src`), `eth_dst` (`ether_dst`) as \
+`00-1A-2B-3C-4D-5E`, `eth_type` (`ether_type`) as four hex digits (`0800`).\n\
+- IP: `ip_src`, `ip_dst`, `ip_len` (`length`), `ip_id`, `ip_proto` (`ip_p`: `T`, `U`, `I` or a \
+number), `ip_ttl`, `ip_tos`, `ip_dscp` (the TOS byte's upper six bits), `ip_ecn` (`no`, `ect1`, \
+`ect2`, `ce`), `ip_frag` (`F` first fragment, `f` later fragment, `!` unfragmented with DF, `.` \
+none), `ip_fragoff` (the offset in bytes, then `+` if more fragments and `!` if DF), `ip_hl` \
+(bytes), `ip_sum`, `ip_capture_len` (IP bytes captured), `ip_opt` (the IP options in Click's text \
+form: `rr{1.2.3.4,5.6.7.8}+2` (record route; `+N` free slots), `ssrr{A^B,C}` and `lsrr{...}` \
+(source routes, `^` before the next hop), `ts{...}`, `ts.ip{A=T,...}`, `ts.preip{...}` (timestamps, \
+`!` for a set top bit, `++N` overflow), `NUM=B:B` for other options, joined by `;`; padding is not \
+shown; `.` for none, `?` if malformed).\n\
+- Ports: `sport` (`src_port`), `dport` (`dst_port`), for TCP, UDP, UDP-Lite and DCCP.\n\
+- TCP: `tcp_seq` (`tcp_seqno`), `tcp_ack` (`tcp_ackno`), `tcp_flags` (letters of `FSRPAUECN`, `.` \
+for none), `tcp_off` (header length in bytes), `tcp_window` (`tcp_win`), `tcp_urp`, `tcp_opt` (the \
+options: `mss1460`, `wscale7`, `sackok`, `sack1-2`, `ts1:2`, `NUM=B:B`, joined by `;`; `.` for \
+none, `?` if malformed), `tcp_ntopt` (the same without timestamps; a header whose only option is \
+a padded timestamp counts as none), `tcp_sack` (SACK options only).\n\
+- UDP: `udp_len`.\n\
+- ICMP: `icmp_type`, `icmp_code`, `icmp_type_name` and `icmp_code_name` (Click's names: `echo`, \
+`echo-reply`, `unreachable`, `timeexceeded`, ...; codes such as `needfrag`, `port`, `transit`; a \
+number when there is no name), `icmp_flowid` and `icmp_seq` (identifier and sequence number of \
+echo, timestamp and information messages), `icmp_nextmtu` (of a needfrag unreachable).\n\
+- Payload: `payload_len` (`payload_length`), `payload` (quoted), `payload_md5` (Click's 22-character \
+text digest), `payload_md5_hex` (32 hex digits).\n\n\
+With `BINARY true` the `!data` line is followed by `!binary`, and each packet is a record: a 4-byte \
+big-endian length (including itself), then the fields: 1, 2 or 4 bytes big-endian for numbers \
+(`ip_src`/`ip_dst` in network order), 6 for Ethernet addresses, 8 for timestamps (`timestamp`: \
+seconds then microseconds; `ntimestamp`: nanoseconds then seconds; `ts_usec1`: low then high \
+word), 16 for MD5 digests, and for options a length byte then the option bytes. `payload` cannot \
+be written in binary. `!bad` lines in binary dumps are records with the top length bit set.\n\n\
+Keyword arguments:\n\n\
 - `CONTENTS` (words): the fields, in order. Default `timestamp ip_src`. `FIELDS` (Click's \
 current name) and `DATA` (deprecated) are synonyms.\n\
 - `BANNER` (string): written as a `!creator` line.\n\
 - `VERBOSE` (boolean): also write `!host` and `!runtime` lines. Default false.\n\
 - `HEADER` (boolean): write the header lines. Default true.\n\
 - `UNBUFFERED` (boolean): flush after every line. Default false.\n\
-- `BINARY`, `MULTIPACKET`, `BAD_PACKETS`, `CAREFUL_TRUNC`: `BINARY true` is not supported; \
-the others are accepted.",
+- `BINARY` (boolean): write binary records. Default false.\n\
+- `BAD_PACKETS` (boolean): before the line of a bad packet (bad IP header, truncated or fragmented \
+transport header a field needed, missing Ethernet header), write a `!bad` line saying why. Default \
+false.\n\
+- `CAREFUL_TRUNC` (boolean): with BAD_PACKETS, a capture shorter than its IP length is bad \
+(`!bad truncated IP missing N`). Default true.\n\
+- `EXTRA_LENGTH` (boolean): `ip_len` and `payload_len` include the extra-length annotation where \
+it counts. Default true.\n\
+- `MULTIPACKET` (boolean): a packet whose `count` is N writes N lines, dividing its length and \
+spacing timestamps from its first timestamp. Default false.",
     ports: "one input (agnostic), no outputs",
     handlers: &[
         HandlerDoc {
@@ -89,21 +141,30 @@ the others are accepted.",
 
 impl ToIPSummaryDump {
     fn emit(&mut self, text: &str, cx: &Ctx) {
+        self.emit_bytes(text.as_bytes(), cx);
+    }
+
+    fn emit_bytes(&mut self, b: &[u8], cx: &Ctx) {
         if self.to_stdout {
-            cx.stdout(text);
+            if self.binary {
+                use std::io::Write as _;
+                let mut o = std::io::stdout().lock();
+                let _ = o.write_all(b);
+                if self.unbuffered {
+                    let _ = o.flush();
+                }
+            } else {
+                cx.stdout(&String::from_utf8_lossy(b));
+            }
             return;
         }
         if self.failed {
             return;
         }
         if let Some(f) = self.file.as_mut() {
-            let r = f.write_all(text.as_bytes()).and_then(|_| {
-                if self.unbuffered {
-                    f.flush()
-                } else {
-                    Ok(())
-                }
-            });
+            let r = f
+                .write_all(b)
+                .and_then(|_| if self.unbuffered { f.flush() } else { Ok(()) });
             if let Err(e) = r {
                 self.failed = true;
                 cx.error_line(&format!(
@@ -116,14 +177,69 @@ impl ToIPSummaryDump {
         }
     }
 
-    fn write_packet(&mut self, p: &Packet, cx: &Ctx) {
-        let mut line = std::mem::take(&mut self.line);
-        line.clear();
-        summary_line(p, &self.fields, &mut line);
-        line.push('\n');
-        self.emit(&line, cx);
-        self.line = line;
+    fn write_one(&mut self, p: &Packet, cx: &Ctx) {
+        if self.binary {
+            let mut rec = std::mem::take(&mut self.record);
+            rec.clear();
+            let bad = summarize(p, &self.fields, &self.opts, None, Some(&mut rec));
+            if let Some(b) = &bad {
+                let mut m = ((b.len() as u32) | 0x8000_0000).to_be_bytes().to_vec();
+                m.extend_from_slice(b.as_bytes());
+                self.emit_bytes(&m, cx);
+            }
+            self.emit_bytes(&rec, cx);
+            self.record = rec;
+        } else {
+            let mut line = std::mem::take(&mut self.line);
+            line.clear();
+            let bad = summarize(p, &self.fields, &self.opts, Some(&mut line), None);
+            if let Some(b) = &bad {
+                self.emit(b, cx);
+            }
+            self.emit(&line, cx);
+            self.line = line;
+        }
         self.count += 1;
+    }
+
+    /// Click's `write_packet`: with MULTIPACKET, a packet standing for N
+    /// writes N lines.
+    fn write_packet(&mut self, mut p: Packet, cx: &Ctx) {
+        let extra_packets = p.anno().u32_at(EXTRA_PACKETS_ANNO_OFFSET);
+        if !self.multipacket || extra_packets == 0 {
+            self.write_one(&p, cx);
+            return;
+        }
+        let count = extra_packets as u64 + 1;
+        let len = p.len() as u64;
+        let mut total = len
+            + if self.opts.extra_length {
+                extra_length(&p) as u64
+            } else {
+                0
+            };
+        total = total.max(count * len);
+        let end_ts = p.timestamp();
+        let first = p.anno().first_timestamp();
+        let delta = if first != Timestamp::ZERO {
+            p.set_timestamp(first);
+            (end_ts - first).nsec() / (count as i64 - 1)
+        } else {
+            0
+        };
+        p.anno_mut().set_u32_at(EXTRA_PACKETS_ANNO_OFFSET, 0);
+        for i in (1..=count).rev() {
+            let l = total / i;
+            set_extra_length(&mut p, (l - len).min(u32::MAX as u64) as u32);
+            total -= l;
+            self.write_one(&p, cx);
+            let t = if i == 1 {
+                end_ts
+            } else {
+                p.timestamp().add_nsec(delta)
+            };
+            p.set_timestamp(t);
+        }
     }
 }
 
@@ -140,16 +256,13 @@ impl Element for ToIPSummaryDump {
         let header = a.read::<bool>("HEADER")?.unwrap_or(true);
         let unbuffered = a.read::<bool>("UNBUFFERED")?.unwrap_or(false);
         let binary = a.read::<bool>("BINARY")?.unwrap_or(false);
-        let _ = a.read::<bool>("MULTIPACKET")?;
-        let _ = a.read::<bool>("BAD_PACKETS")?;
-        let _ = a.read::<bool>("CAREFUL_TRUNC")?;
-        let _ = a.read::<bool>("EXTRA_LENGTH")?;
+        let multipacket = a.read::<bool>("MULTIPACKET")?.unwrap_or(false);
+        let bad_packets = a.read::<bool>("BAD_PACKETS")?.unwrap_or(false);
+        let careful_trunc = a.read::<bool>("CAREFUL_TRUNC")?.unwrap_or(true);
+        let extra_length = a.read::<bool>("EXTRA_LENGTH")?.unwrap_or(true);
         // As in Click, further positional arguments are more contents.
         let extra = a.rest();
         a.complete()?;
-        if binary {
-            return Err("BINARY: binary summary dumps are not supported".into());
-        }
         let mut words: Vec<String> = contents.into_iter().map(|c| c.0).collect();
         words.extend(extra);
         let text = if words.is_empty() {
@@ -158,6 +271,23 @@ impl Element for ToIPSummaryDump {
             words.join(" ")
         };
         let fields = parse_fields(&text)?;
+        if binary {
+            let bad: Vec<String> = fields
+                .iter()
+                .filter(|f| f.btype() == BType::NotAllowed)
+                .map(|f| format!("cannot use field {} with BINARY", f.name()))
+                .collect();
+            if !bad.is_empty() {
+                return Err(bad.join("\n"));
+            }
+        }
+        self.binary = binary;
+        self.multipacket = multipacket;
+        self.opts = WriteOpts {
+            bad_packets,
+            careful_trunc,
+            extra_length,
+        };
         self.filename = filename;
         self.fields = fields;
         self.verbose = verbose;
@@ -176,7 +306,7 @@ impl Element for ToIPSummaryDump {
             self.file = Some(BufWriter::with_capacity(1 << 16, f));
         }
         if self.header {
-            let mut h = String::from("!IPSummaryDump 1.3\n");
+            let mut h = format!("!IPSummaryDump {MAJOR_VERSION}.{MINOR_VERSION}\n");
             if let Some(b) = &self.banner {
                 h.push_str(&format!("!creator {}\n", click_lang::args::quote(b)));
             }
@@ -189,9 +319,18 @@ impl Element for ToIPSummaryDump {
             h.push_str("!data");
             for f in &self.fields {
                 h.push(' ');
-                h.push_str(f.name());
+                // Click names ntimestamp "timestamp" in text dumps (both
+                // read back at full precision)
+                h.push_str(if *f == Field::NTimestamp && !self.binary {
+                    "timestamp"
+                } else {
+                    f.name()
+                });
             }
             h.push('\n');
+            if self.binary {
+                h.push_str("!binary\n");
+            }
             self.emit(&h, cx);
         }
         if cx.input_is_pull(0) {
@@ -201,7 +340,7 @@ impl Element for ToIPSummaryDump {
     }
 
     fn push(&mut self, _port: usize, p: Packet, cx: &Ctx) {
-        self.write_packet(&p, cx);
+        self.write_packet(p, cx);
     }
 
     fn run_task(&mut self, cx: &Ctx) -> bool {
@@ -210,7 +349,7 @@ impl Element for ToIPSummaryDump {
             match cx.pull(0) {
                 Some(p) => {
                     any = true;
-                    self.write_packet(&p, cx);
+                    self.write_packet(p, cx);
                 }
                 None => break,
             }
