@@ -46,6 +46,20 @@ pub trait Console {
     fn read_file(&self, _path: &str) -> Result<String, String> {
         Err(String::from("files not supported here"))
     }
+    /// Asks the host to catch signal `signo` and hand it to the router
+    /// ([`Router::deliver_signal`]); false where there are no signals
+    /// (Script's `TYPE SIGNAL`).
+    fn catch_signal(&self, _signo: i32) -> bool {
+        false
+    }
+    /// Sends signal `signo` to process `pid` (Script's `$(kill ...)`).
+    fn kill(&self, _signo: i32, _pid: i64) -> Result<(), String> {
+        Err(String::from("signals not supported here"))
+    }
+    /// This process's id (Script's `$$`), where there is one.
+    fn pid(&self) -> Option<u32> {
+        None
+    }
 }
 
 impl<C: Console + ?Sized> Console for alloc::rc::Rc<C> {
@@ -60,6 +74,15 @@ impl<C: Console + ?Sized> Console for alloc::rc::Rc<C> {
     }
     fn read_file(&self, path: &str) -> Result<String, String> {
         (**self).read_file(path)
+    }
+    fn catch_signal(&self, signo: i32) -> bool {
+        (**self).catch_signal(signo)
+    }
+    fn kill(&self, signo: i32, pid: i64) -> Result<(), String> {
+        (**self).kill(signo, pid)
+    }
+    fn pid(&self) -> Option<u32> {
+        (**self).pid()
     }
 }
 
@@ -387,6 +410,9 @@ pub struct Core {
     warnings: bool,
     hotswap: Option<BTreeMap<String, &'static str>>,
     globals: Option<alloc::rc::Rc<dyn GlobalHandlers>>,
+    /// (signal, element) pairs waiting for a signal (one-shot, as Click's
+    /// master keeps them).
+    signal_handlers: RefCell<Vec<(i32, usize)>>,
     /// The clock as read once during the current task run (see
     /// [`Ctx::now_coarse`]); `None` outside task runs or before the first read.
     coarse_now: Cell<Option<Timestamp>>,
@@ -622,6 +648,7 @@ impl Router {
             warnings: opts.warnings,
             hotswap: opts.hotswap.clone(),
             globals: opts.globals.clone(),
+            signal_handlers: RefCell::new(Vec::new()),
             coarse_now: Cell::new(None),
             in_task: Cell::new(false),
         };
@@ -722,6 +749,39 @@ impl Router {
         for i in 0..self.core.slots.len() {
             self.core.with_elem(i, |e, cx| e.cleanup(cx));
         }
+    }
+
+    /// A signal arrived: runs (the `run` write handler of) every element
+    /// waiting for it, once — an element that wants the next one asks
+    /// again. Returns false if none was waiting (the host then applies the
+    /// signal's default action, as Click's driver does).
+    pub fn deliver_signal(&self, signo: i32) -> bool {
+        let waiting: Vec<usize> = {
+            let mut h = self.core.signal_handlers.borrow_mut();
+            let w = h
+                .iter()
+                .filter(|(s, _)| *s == signo)
+                .map(|&(_, e)| e)
+                .collect();
+            h.retain(|(s, _)| *s != signo);
+            w
+        };
+        for &e in &waiting {
+            let path = format!("{}.run", self.core.slots[e].name);
+            if let Err(err) = self.core.write_handler(&path, "") {
+                self.core.console.error_line(&format!("{path}: {err}"));
+            }
+        }
+        !waiting.is_empty()
+    }
+
+    /// Whether an element waits for signal `signo`.
+    pub fn catches_signal(&self, signo: i32) -> bool {
+        self.core
+            .signal_handlers
+            .borrow()
+            .iter()
+            .any(|(s, _)| *s == signo)
     }
 
     /// Every element's name and class, for [`RouterOptions::hotswap`].
@@ -1747,6 +1807,26 @@ impl<'a> Ctx<'a> {
     /// The host context given in [`RouterOptions::host`], if any.
     pub fn host(&self) -> Option<&'a alloc::rc::Rc<dyn core::any::Any>> {
         self.core.host.as_ref()
+    }
+    /// Waits for signal `signo` (once): the host calls this element's `run`
+    /// write handler when it arrives. False where the host has no signals.
+    pub fn catch_signal(&self, signo: i32) -> bool {
+        if !self.core.console.catch_signal(signo) {
+            return false;
+        }
+        let mut h = self.core.signal_handlers.borrow_mut();
+        if !h.contains(&(signo, self.me)) {
+            h.push((signo, self.me));
+        }
+        true
+    }
+    /// Sends signal `signo` to process `pid` through the host.
+    pub fn kill(&self, signo: i32, pid: i64) -> Result<(), String> {
+        self.core.console.kill(signo, pid)
+    }
+    /// This process's id, where there is one.
+    pub fn pid(&self) -> Option<u32> {
+        self.core.console.pid()
     }
     /// When this router is built to replace a running one (hot swap): the
     /// class of this element's namesake there, if it has one. An element

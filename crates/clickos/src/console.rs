@@ -4,7 +4,51 @@
 
 use click::router::Console;
 use std::io::{BufWriter, Stdout, Write};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// Signals Script elements wait for (their handler is installed) ...
+static CAUGHT: AtomicU64 = AtomicU64::new(0);
+/// ... and those that arrived since the driver last looked.
+static PENDING: AtomicU64 = AtomicU64::new(0);
+/// The console to flush before a signal's default action ends the process.
+static LAST_WORDS: OnceLock<StdConsole> = OnceLock::new();
+
+extern "C" fn on_script_signal(sig: libc::c_int) {
+    if (1..64).contains(&sig) {
+        PENDING.fetch_or(1 << sig, Ordering::SeqCst);
+    }
+}
+
+/// The signals that arrived for Script elements since the last call.
+pub fn take_pending_signals() -> u64 {
+    PENDING.swap(0, Ordering::SeqCst)
+}
+
+/// Whether a Script's handler is installed for `sig` (the driver then
+/// leaves it alone).
+pub fn script_catches(sig: i32) -> bool {
+    (1..64).contains(&sig) && CAUGHT.load(Ordering::SeqCst) & (1 << sig) != 0
+}
+
+/// A signal arrived that no Script waits for any more: its default
+/// action, as if it had not been caught (standard output flushed first).
+pub fn default_action(sig: i32) {
+    if let Some(c) = LAST_WORDS.get() {
+        c.flush();
+    }
+    // SAFETY: restoring the default disposition and raising the signal
+    // for this process; plain libc calls with valid arguments.
+    unsafe {
+        libc::signal(sig, libc::SIG_DFL);
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, sig);
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        libc::raise(sig);
+    }
+    CAUGHT.fetch_and(!(1u64 << sig), Ordering::SeqCst);
+}
 
 /// A [`Console`] on the process's standard streams.
 #[derive(Clone)]
@@ -73,5 +117,42 @@ impl Console for StdConsole {
         std::fs::read(path)
             .map(|b| String::from_utf8_lossy(&b).into_owned())
             .map_err(|e| format!("{}: {}", path, crate::elements::io_error_text(&e)))
+    }
+
+    fn catch_signal(&self, signo: i32) -> bool {
+        if !(1..64).contains(&signo) || signo == libc::SIGKILL || signo == libc::SIGSTOP {
+            return false;
+        }
+        LAST_WORDS.get_or_init(|| self.clone());
+        if CAUGHT.fetch_or(1 << signo, Ordering::SeqCst) & (1 << signo) == 0 {
+            // SAFETY: a zeroed sigaction is a valid starting value; the
+            // handler only does an atomic or, which is async-signal-safe.
+            unsafe {
+                let mut sa: libc::sigaction = std::mem::zeroed();
+                sa.sa_sigaction = on_script_signal as *const () as libc::sighandler_t;
+                sa.sa_flags = libc::SA_RESTART;
+                libc::sigemptyset(&mut sa.sa_mask);
+                libc::sigaction(signo, &sa, std::ptr::null_mut());
+            }
+        }
+        true
+    }
+
+    fn kill(&self, signo: i32, pid: i64) -> Result<(), String> {
+        let Ok(pid) = libc::pid_t::try_from(pid) else {
+            return Err("bad PID".into());
+        };
+        // SAFETY: kill(2) with plain integer arguments.
+        if unsafe { libc::kill(pid, signo) } < 0 {
+            return Err(format!(
+                "kill: {}",
+                crate::elements::io_error_text(&std::io::Error::last_os_error())
+            ));
+        }
+        Ok(())
+    }
+
+    fn pid(&self) -> Option<u32> {
+        Some(std::process::id())
     }
 }

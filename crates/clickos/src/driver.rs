@@ -1117,6 +1117,10 @@ extern "C" fn on_signal(_sig: libc::c_int) {
 
 fn catch_signals() {
     for sig in [libc::SIGINT, libc::SIGTERM] {
+        if crate::console::script_catches(sig) {
+            // a Script runs on it instead (and stops the driver or not)
+            continue;
+        }
         // SAFETY: a zeroed sigaction is a valid starting value; the handler
         // only stores to an atomic, which is async-signal-safe. SA_RESETHAND
         // restores the default action, so a second signal terminates.
@@ -1164,6 +1168,11 @@ pub trait LoopHooks {
     fn before_wait(&self) -> bool;
     /// Back from blocking.
     fn after_wait(&self);
+    /// Whether this loop delivers signals to its router's Scripts (only
+    /// one thread's loop does).
+    fn takes_signals(&self) -> bool {
+        true
+    }
 }
 
 /// The file descriptors elements want watched (Click's `add_select`),
@@ -1292,6 +1301,23 @@ pub fn drive_with(
         }
     };
     loop {
+        // Signals for Script elements (TYPE SIGNAL): each waiting Script
+        // runs; with none waiting, INT and TERM stop the driver and any
+        // other signal has its default effect. Thread 0 takes them.
+        if hooks.is_none_or(|h| h.takes_signals()) {
+            let mut pending = crate::console::take_pending_signals();
+            while pending != 0 {
+                let sig = pending.trailing_zeros() as i32;
+                pending &= pending - 1;
+                if !router.deliver_signal(sig) {
+                    if sig == libc::SIGINT || sig == libc::SIGTERM {
+                        INTERRUPTED.store(true, Ordering::Relaxed);
+                    } else {
+                        crate::console::default_action(sig);
+                    }
+                }
+            }
+        }
         if INTERRUPTED.load(Ordering::Relaxed) {
             router.stop();
             break;

@@ -356,3 +356,61 @@ fn timewarp_speeds_up_the_clock() {
     assert_eq!(r.code, 0, "stderr: {}", r.err);
     assert_eq!(r.out, "0.5\n2\n");
 }
+
+/// Script TYPE SIGNAL (Click's Script-signal tests): every Script waiting
+/// for a signal runs when it arrives; signals that arrive before the
+/// Script runs count once; a Script that reaches `end` waits for the next
+/// one, one that `exit`s does not, and the next such signal has its default
+/// effect (USR1 ends the process). `$(kill SIGNO PID)` and `$$` send them.
+#[test]
+fn script_signal_handlers() {
+    use std::os::unix::process::ExitStatusExt;
+    let cfg = |end: &str, wait_between: bool| {
+        format!(
+            "Script(print \"K 1\", set y $(kill USR1 $$), {} print \"K 2\", set y $(kill USR1 $$), wait 0.00001s, stop)
+             Script(TYPE SIGNAL USR1, print \"got USR1\", {end})",
+            if wait_between { "wait 0.00001s," } else { "" }
+        )
+    };
+    let r = click(&["-e", &cfg("end", false)]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert_eq!(r.out, "K 1\nK 2\ngot USR1\n");
+    let r = click(&["-e", &cfg("exit", false)]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert_eq!(r.out, "K 1\nK 2\ngot USR1\n");
+    let r = click(&["-e", &cfg("exit", true)]);
+    assert_eq!(
+        r.raw.status.signal(),
+        Some(libc::SIGUSR1),
+        "{:?} {}",
+        r.raw.status,
+        r.err
+    );
+    assert_eq!(r.out, "K 1\ngot USR1\nK 2\n");
+    let r = click(&["-e", &cfg("end", true)]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert_eq!(r.out, "K 1\ngot USR1\nK 2\ngot USR1\n");
+
+    // two Scripts on INT both run; INT does not stop the driver by itself
+    let dir = tmpdir("sigint");
+    let out = dir.join("OUT");
+    let cfg = format!(
+        "Script(TYPE SIGNAL INT, print >>{o} 'Hello', end);
+         Script(TYPE SIGNAL SIGINT, print >>{o} 'Goodbye', end);
+         Script(wait 10ms, set y $(kill INT $$), wait 10ms, print >>{o} 'still', set y $(kill 2 $$), wait 10ms, stop)",
+        o = out.display()
+    );
+    let r = click(&["-e", &cfg]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        "Hello\nGoodbye\nstill\nHello\nGoodbye\n"
+    );
+    for bad in ["TYPE SIGNAL", "TYPE SIGNAL NOSUCH", "TYPE SIGNAL 99"] {
+        let r = click(&["-q", "-e", &format!("Script({bad}, end)")]);
+        assert_eq!(r.code, 1, "{bad}");
+        assert!(r.err.contains("bad"), "{bad}: {}", r.err);
+    }
+    let r = click(&["-e", "Script(set y $(kill NOSUCH $$), print $y, stop)"]);
+    assert!(r.err.contains("bad SIGNO"), "{}", r.err);
+}

@@ -622,6 +622,11 @@ struct Hooks {
 }
 
 impl LoopHooks for Hooks {
+    fn takes_signals(&self) -> bool {
+        // Scripts without connections (SIGNAL scripts) run on thread 0
+        self.ctx.me == 0
+    }
+
     fn check(&self, router: &Router) -> bool {
         let ctx = &self.ctx;
         ctx.go_busy();

@@ -15,6 +15,8 @@ enum Ty {
     Driver,
     /// `TYPE PACKET`: runs once per packet; the return value picks the output.
     Packet,
+    /// `TYPE SIGNAL SIGNO...`: runs when one of the signals arrives.
+    Signal,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -123,6 +125,8 @@ pub struct Script {
     run_name: String,
     run_write: bool,
     seed: u64,
+    /// TYPE SIGNAL: the signals it runs on.
+    signals: Vec<i32>,
 }
 
 impl Script {
@@ -138,8 +142,53 @@ impl Script {
             run_name: String::new(),
             run_write: false,
             seed: 0x2545_F491_4F6C_DD1D,
+            signals: Vec::new(),
         }
     }
+}
+
+/// Linux's signal numbers, by Click's names (with or without `SIG`).
+const SIGNALS: &[(&str, i32)] = &[
+    ("HUP", 1),
+    ("INT", 2),
+    ("QUIT", 3),
+    ("ILL", 4),
+    ("TRAP", 5),
+    ("ABRT", 6),
+    ("BUS", 7),
+    ("FPE", 8),
+    ("KILL", 9),
+    ("USR1", 10),
+    ("SEGV", 11),
+    ("USR2", 12),
+    ("PIPE", 13),
+    ("ALRM", 14),
+    ("TERM", 15),
+    ("CHLD", 17),
+    ("CONT", 18),
+    ("STOP", 19),
+    ("TSTP", 20),
+    ("TTIN", 21),
+    ("TTOU", 22),
+    ("URG", 23),
+    ("XCPU", 24),
+    ("XFSZ", 25),
+    ("VTALRM", 26),
+    ("PROF", 27),
+    ("WINCH", 28),
+    ("IO", 29),
+    ("POLL", 29),
+    ("PWR", 30),
+    ("SYS", 31),
+];
+
+/// A signal number from `INT`, `SIGINT` or `2`.
+fn parse_signal(w: &str) -> Option<i32> {
+    if let Ok(n) = args::parse_i64(w) {
+        return (1..=64).contains(&n).then_some(n as i32);
+    }
+    let name = w.strip_prefix("SIG").unwrap_or(w);
+    SIGNALS.iter().find(|(n, _)| *n == name).map(|&(_, v)| v)
 }
 
 const DESCRIPTION: &str = "Runs a script of instructions, one per argument.\n\n\
@@ -156,12 +205,18 @@ Expressions: `$VAR`, `${VAR}`, `$(HANDLER [ARGS])` (for example `$(c.count)`, `$
 `$(in X ...)`, `$(first ...)`, `$(length ...)`, `$(unquote ...)`, `$(sprintf FMT ...)`, \
 `$(now)`, `$(random [N1 [N2]])`, `$(get VAR)`, `$(shift VAR)` (removes and returns VAR's first \
 word), `$(cat FILE)` (the contents of FILE; only the script itself can call it), \
-`$(S.run ARGS)` (runs Script S with `$1`... set to ARGS and returns its `return` value)), `$?` (last write status), `$args`, `$0`..`$9`.\n\n\
+`$(S.run ARGS)` (runs Script S with `$1`... set to ARGS and returns its `return` value), \
+`$(kill SIGNO PID...)` (sends a signal)), `$?` (last write status), `$args`, `$0`..`$9`, `$$` \
+(the process id).\n\n\
 Keyword `TYPE`: `ACTIVE` (default: runs at initialization), `PASSIVE` (runs only through \
 handlers), `PROXY` (any unknown write handler runs the script, with `$0` the handler name and \
 `$args` the value), `DRIVER` (manages stop requests, like DriverManager), `PACKET` (runs once \
 for every packet, with `$input` the input port; `return N` sends the packet to output N, `end` \
-to output 0, `exit` or any other outcome drops it). Only PACKET scripts may have ports; a \
+to output 0, `exit` or any other outcome drops it), `SIGNAL SIGNO...` (runs when one of the \
+signals arrives, named as `INT`, `SIGUSR1` or by number; while a SIGNAL script waits for a \
+signal, the driver does not apply the signal's default action, such as stopping on INT. A script \
+that ends with `end` waits for the next signal; one that ends otherwise, with `exit` say, does \
+not, and the next such signal has its default effect). Only PACKET scripts may have ports; a \
 Script with ports and no TYPE is a PACKET script.";
 
 const HANDLERS: &[HandlerDoc] = &[
@@ -481,7 +536,7 @@ impl Script {
         match vname {
             "?" => return Some(self.write_status.to_string()),
             "args" => return Some(self.run_args.clone()),
-            "$" => return Some("0".into()),
+            "$" => return Some(cx.pid().unwrap_or(0).to_string()),
             "0" => return Some(self.run_name.clone()),
             "#" => return Some(args::split_words(&self.run_args).len().to_string()),
             "write" => return Some(unparse_bool(self.run_write)),
@@ -813,6 +868,21 @@ impl Script {
                 }
             }
             "run" => Ok(self.run_from_start("run", param, false, cx)),
+            "kill" => {
+                let w = words();
+                let Some(signo) = w.first().and_then(|s| parse_signal(s)) else {
+                    return Some(Err("bad SIGNO".into()));
+                };
+                for pid in &w[1..] {
+                    let Ok(pid) = args::parse_i64(pid) else {
+                        return Some(Err("bad PID".into()));
+                    };
+                    if let Err(e) = cx.kill(signo, pid) {
+                        return Some(Err(e));
+                    }
+                }
+                Ok(String::new())
+            }
             // private: only the script itself can read files
             "cat" => {
                 let file = args::uncomment(param);
@@ -868,6 +938,7 @@ impl Script {
                 | "get"
                 | "shift"
                 | "run"
+                | "kill"
                 | "cat"
         )
     }
@@ -1294,6 +1365,7 @@ impl Element for Script {
         let type_arg = a.read::<RawString>("TYPE")?;
         let conf = a.rest();
         let mut ty = self.ty;
+        let mut signals: Vec<i32> = Vec::new();
         let type_arg_missing = type_arg.is_none();
         if let Some(RawString(t)) = type_arg {
             let mut t = t;
@@ -1304,6 +1376,15 @@ impl Element for Script {
                 ("PROXY", true) => Ty::Proxy,
                 ("DRIVER", true) => Ty::Driver,
                 ("PACKET", true) => Ty::Packet,
+                ("SIGNAL", false) => {
+                    for w in args::split_words(&t) {
+                        match parse_signal(&w) {
+                            Some(n) => signals.push(n),
+                            None => return Err(format!("bad signal number '{w}'")),
+                        }
+                    }
+                    Ty::Signal
+                }
                 ("", _) => ty,
                 _ => return Err("bad TYPE".into()),
             };
@@ -1316,6 +1397,7 @@ impl Element for Script {
             return Err("ports allowed only on PACKET scripts".into());
         }
         let mut s = Script::new(ty);
+        s.signals = signals;
         let mut errors: Vec<String> = Vec::new();
         for arg in conf {
             let mut rest = arg.clone();
@@ -1459,8 +1541,15 @@ impl Element for Script {
             cx.become_driver_manager();
         }
         let first = self.insns[0].op;
+        if self.ty == Ty::Signal {
+            for &n in &self.signals {
+                if !cx.catch_signal(n) {
+                    return Err("TYPE SIGNAL needs a driver with signals ('clickos run')".into());
+                }
+            }
+        }
         match self.ty {
-            Ty::Passive | Ty::Proxy | Ty::Packet => {}
+            Ty::Passive | Ty::Proxy | Ty::Packet | Ty::Signal => {}
             _ if first == Op::WaitTime => {
                 let t = self.insns[0].text.clone();
                 let t = self.expand(&t, false, cx, &mut e, 0);
@@ -1591,6 +1680,14 @@ impl Element for Script {
             }
             "run" => {
                 self.run_from_start(name, value, true, cx);
+                // a SIGNAL script that reached `end` waits for the next one
+                if self.ty == Ty::Signal
+                    && matches!(self.insns.get(self.pos).map(|i| i.op), Some(Op::End))
+                {
+                    for &n in &self.signals {
+                        cx.catch_signal(n);
+                    }
+                }
                 Some(Ok(()))
             }
             "set" => {
