@@ -374,6 +374,10 @@ impl Default for RouterOptions {
     }
 }
 
+/// Task runs per scheduler pass before the timers are looked at (Click's
+/// `RouterThread` default `tasks_per_iter`).
+const TASKS_PER_ITER: usize = 128;
+
 /// (expiry, sequence number, element, timer id)
 type TimerEntry = (Timestamp, u64, usize, u32);
 
@@ -693,10 +697,12 @@ impl Router {
         if c.stopped.get() {
             return RunState::Stopped;
         }
-        // Click's driver loop runs a round of tasks, then the timers that
-        // are due: at start every task runs once before a timer (a Script's
-        // first step) fires.
-        let n = c.run_queue.borrow().len();
+        // Click's driver loop runs tasks — up to TASKS_PER_ITER task runs,
+        // a task that stays scheduled going to the back of the queue, and
+        // at least one run of every task queued at the start — then the
+        // timers that are due: at start every task runs before a timer (a
+        // Script's first step) fires.
+        let n = c.run_queue.borrow().len().max(TASKS_PER_ITER);
         for _ in 0..n {
             let Some(i) = c.run_queue.borrow_mut().pop_front() else {
                 break;

@@ -13,6 +13,8 @@ use core::fmt::Write as _;
 use core::net::Ipv4Addr;
 
 pub(crate) const SEC: i64 = 1_000_000_000;
+/// Where the two sequence counters of [`Table`] start, back to back.
+const SEQ_BASE: u64 = 1 << 62;
 /// Queries for one address go out at most this often ...
 const POLL_GAP: i64 = SEC / 10;
 /// ... or this often after ten unanswered ones.
@@ -69,7 +71,12 @@ pub(crate) struct Table {
     pub(crate) map: BTreeMap<u32, Entry>,
     /// (live_at, seq, ip), oldest first.
     pub(crate) age: BTreeSet<(i64, u64, u32)>,
+    /// Sequence numbers for entries made or confirmed (counting up) ...
     pub(crate) next_seq: u64,
+    /// ... and for entries kept from expiring (counting down, so such an
+    /// entry goes before the others of the same age, as Click's walk along
+    /// its age list puts it).
+    pub(crate) low_seq: u64,
     pub(crate) packets: usize,
     pub(crate) drops: u64,
     pub(crate) lim: Limits,
@@ -88,7 +95,8 @@ impl Table {
         Table {
             map: BTreeMap::new(),
             age: BTreeSet::new(),
-            next_seq: 0,
+            next_seq: SEQ_BASE,
+            low_seq: SEQ_BASE - 1,
             packets: 0,
             drops: 0,
             lim,
@@ -212,12 +220,17 @@ impl Table {
     pub(crate) fn append(&mut self, ip: u32, p: Packet, now: i64) -> Result<bool, Packet> {
         let timeout = self.lim.timeout;
         let epc = self.lim.entry_packet_capacity as usize;
+        let low = self.low_seq;
         let e = self.ensure(ip, now);
         // Keep an entry that is still wanted just this side of expiring.
+        // (Click moves it forward in its age list past the entries older
+        // than that, so it lands before those of the same age.)
         if timeout != 0 && e.live_at < now - timeout {
             let old = (e.live_at, e.seq, ip);
             e.live_at = now - timeout;
+            e.seq = low;
             let new = (e.live_at, e.seq, ip);
+            self.low_seq -= 1;
             self.age.remove(&old);
             self.age.insert(new);
         }
@@ -247,7 +260,6 @@ impl Table {
         }
     }
 
-    /// Drops every entry and waiting packet.
     /// Hot swap: an empty table takes `old`'s entries (with their waiting
     /// packets) and counters, keeping its own limits.
     pub(crate) fn take_entries(&mut self, old: &mut Table) {
@@ -257,10 +269,12 @@ impl Table {
         core::mem::swap(&mut self.map, &mut old.map);
         core::mem::swap(&mut self.age, &mut old.age);
         self.next_seq = old.next_seq;
+        self.low_seq = old.low_seq;
         self.packets = core::mem::take(&mut old.packets);
         self.drops = old.drops;
     }
 
+    /// Drops every entry and waiting packet.
     pub(crate) fn clear(&mut self) {
         self.drops += self.packets as u64;
         self.map.clear();
@@ -602,9 +616,12 @@ impl Element for ARPTable {
         if Rc::ptr_eq(&self.table, &o.table) {
             return;
         }
-        let mut t = self.table.borrow_mut();
-        t.take_entries(&mut o.table.borrow_mut());
-        self.timer.arm(&t, EXPIRE_TIMER, cx);
+        // the expiry timer starts with the next packet or write, as it
+        // would have for entries made here
+        let _ = cx;
+        self.table
+            .borrow_mut()
+            .take_entries(&mut o.table.borrow_mut());
     }
 
     fn read_handler(&mut self, name: &str, cx: &Ctx) -> Option<HandlerResult<String>> {
