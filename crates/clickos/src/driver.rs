@@ -1272,8 +1272,9 @@ pub fn drive(router: &Router, vclock: Option<&VirtualClock>) {
     drive_with(router, vclock, None, None)
 }
 
-/// How many busy passes between looks at the clock for socket polling.
-const POLL_PASSES: u32 = 64;
+/// How many busy passes between looks at the clock for socket polling (a
+/// pass is up to 128 task runs, so the clock is read every pass).
+const POLL_PASSES: u32 = 1;
 /// How often watched descriptors are polled while the router is busy.
 const BUSY_POLL: Duration = Duration::from_millis(1);
 
