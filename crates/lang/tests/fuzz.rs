@@ -50,7 +50,9 @@ fn config_text() -> impl Strategy<Value = String> {
     prop_oneof![
         prop::collection::vec(atoms, 0..60).prop_map(|v| v.join(" ")),
         prop::collection::vec(
-            prop::sample::select(vec!["{", "}", "(", ")", "[", "]", "-> ", "=> ", "x", "[0]", ";"]),
+            prop::sample::select(vec![
+                "{", "}", "(", ")", "[", "]", "-> ", "=> ", "x", "[0]", ";"
+            ]),
             0..400
         )
         .prop_map(|v| v.concat()),
