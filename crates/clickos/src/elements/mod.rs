@@ -10,6 +10,7 @@ pub mod fromdump;
 pub mod fromipsummarydump;
 pub mod ipsumdump;
 pub mod ipsumdump_opt;
+pub mod kerneltun;
 pub mod netdev;
 pub mod todevice;
 pub mod todump;
@@ -24,6 +25,8 @@ pub static SPECS: &[&ClassSpec] = &[
     &controlsocket::SPEC,
     &fromdevice::SPEC,
     &todevice::SPEC,
+    &kerneltun::SPEC,
+    &kerneltun::TAP_SPEC,
 ];
 
 /// The registry the driver uses: the engine's classes plus these.
