@@ -48,6 +48,8 @@ struct Net {
     b: String,
     /// 10.SUBNET.0.0/24
     subnet: u8,
+    /// After [`Net::route`]: a and b on subnets of their own.
+    routed: bool,
 }
 
 impl Net {
@@ -59,6 +61,7 @@ impl Net {
             m: format!("{p}m"),
             b: format!("{p}b"),
             subnet: 60 + k as u8,
+            routed: false,
         };
         for ns in [&n.a, &n.m, &n.b] {
             ip(&["netns", "add", ns]);
@@ -102,7 +105,69 @@ impl Net {
     }
 
     fn b_addr(&self) -> Ipv4Addr {
-        Ipv4Addr::new(10, self.subnet, 0, 2)
+        if self.routed {
+            Ipv4Addr::new(10, self.subnet, 2, 2)
+        } else {
+            Ipv4Addr::new(10, self.subnet, 0, 2)
+        }
+    }
+
+    /// Puts a on 10.S.1.1/24 and b on 10.S.2.2/24, each with a default
+    /// route through the router's address .254 on its side, and gives m's
+    /// links the Ethernet addresses 02:00:00:00:0N:fe.
+    fn route(&mut self) {
+        let s = self.subnet;
+        // (namespace, host number, new subnet)
+        for (ns, h, net) in [(&self.a, 1, 1), (&self.b, 2, 2)] {
+            ip(&[
+                "-n",
+                ns,
+                "addr",
+                "del",
+                &format!("10.{s}.0.{h}/24"),
+                "dev",
+                "eth0",
+            ]);
+            ip(&[
+                "-n",
+                ns,
+                "addr",
+                "add",
+                &format!("10.{s}.{net}.{h}/24"),
+                "dev",
+                "eth0",
+            ]);
+            ip(&[
+                "-n",
+                ns,
+                "route",
+                "add",
+                "default",
+                "via",
+                &format!("10.{s}.{net}.254"),
+            ]);
+        }
+        ip(&[
+            "-n",
+            &self.m,
+            "link",
+            "set",
+            "dev",
+            "ma",
+            "address",
+            "02:00:00:00:01:fe",
+        ]);
+        ip(&[
+            "-n",
+            &self.m,
+            "link",
+            "set",
+            "dev",
+            "mb",
+            "address",
+            "02:00:00:00:02:fe",
+        ]);
+        self.routed = true;
     }
 }
 
@@ -535,4 +600,68 @@ fn bad_device() {
     );
     assert_eq!(r.code, 1);
     assert!(r.err.contains("NOSUCH"), "{}", r.err);
+}
+
+/// Click's classic two-interface IP router (conf/iprouter.click, unchanged
+/// but for its parameters) between two subnets: ARP both ways, pings and a
+/// TCP transfer from a to b with the TTL decremented once, the router's own
+/// address answering pings, and an ICMP time-exceeded for a ping with
+/// TTL 1.
+#[test]
+fn classic_ip_router_on_real_interfaces() {
+    if !can_run() {
+        return;
+    }
+    let mut net = Net::new();
+    net.route();
+    let s = net.subnet;
+    let conf = std::fs::read_to_string(format!(
+        "{}/../../conf/iprouter.click",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
+    .replace("$IF0 eth0", "$IF0 ma")
+    .replace("$IF1 eth1", "$IF1 mb")
+    .replace("$IP0 10.1.0.254", &format!("$IP0 10.{s}.1.254"))
+    .replace("$IP1 10.2.0.254", &format!("$IP1 10.{s}.2.254"));
+    let mut click = Click::start(&net, &conf, &["arpq0.table", "arpq1.table", "dt1.drops"]);
+    let ping_a = |args: &[&str]| {
+        let o = Command::new("ip")
+            .args(["netns", "exec", &net.a, "ping"])
+            .args(args)
+            .output()
+            .expect("ping");
+        (
+            o.status.success(),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+        )
+    };
+    let b = net.b_addr().to_string();
+    let (ok, out) = ping_a(&["-c", "3", "-i", "0.2", "-W", "2", &b]);
+    assert!(ok, "ping through the router: {out}");
+    assert!(
+        out.contains("ttl=63"),
+        "the router should decrement the TTL once: {out}"
+    );
+    let (ok, out) = ping_a(&["-c", "2", "-i", "0.2", "-W", "2", &format!("10.{s}.1.254")]);
+    assert!(ok, "ping the router itself: {out}");
+    let (ok, out) = ping_a(&["-c", "1", "-t", "1", "-W", "2", &b]);
+    assert!(!ok, "{out}");
+    assert!(
+        out.contains(&format!("From 10.{s}.1.254")) && out.contains("Time to live exceeded"),
+        "{out}"
+    );
+    let (hs, hr, n, mbs) = tcp_transfer(&net, 2 << 20);
+    assert_eq!(n, 2 << 20, "TCP bytes received");
+    assert_eq!(hs, hr, "TCP data corrupted");
+    eprintln!("classic IP router: TCP 2 MiB a->b at {mbs:.1} MB/s");
+    let (out, err) = click.stop();
+    assert!(
+        out.contains(&format!("10.{s}.1.1 1 ")),
+        "a learned by ARP: {out}\n{err}"
+    );
+    assert!(
+        out.contains(&format!("10.{s}.2.2 1 ")),
+        "b learned by ARP: {out}\n{err}"
+    );
 }
