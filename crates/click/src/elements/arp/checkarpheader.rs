@@ -39,19 +39,7 @@ Keyword arguments:\n\n\
 - `VERBOSE` (boolean): report every bad packet. Default false.\n\
 - `DETAILS` (boolean): keep per-reason counts for `drop_details`. Default false.",
     ports: "one input; one or two outputs (1: invalid packets)",
-    handlers: &[
-        HandlerDoc {
-            name: "drops",
-            mode: HandlerMode::Read,
-            text: "Number of invalid packets seen.",
-        },
-        HandlerDoc {
-            name: "drop_details",
-            mode: HandlerMode::Read,
-            text: "Invalid packets by reason, one `COUNT<tab>REASON` line each (only with \
-DETAILS true).",
-        },
-    ],
+    handlers: crate::elements::standard::util::DROP_HANDLERS,
     live_reconfigure: false,
     order_sensitive: false,
     make: || Box::new(CheckARPHeader::default()),

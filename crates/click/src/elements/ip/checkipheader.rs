@@ -82,14 +82,7 @@ The old form `CheckIPHeader(BADSRC [, OFFSET])`, with the bad source addresses p
 (`CheckIPHeader(18.26.4.255 1.255.255.255)`), is accepted too; it adds 0.0.0.0 and \
 255.255.255.255 to the list.",
     ports: "one input; one or two outputs (1: invalid packets)",
-    handlers: &[
-        HandlerDoc { name: "drops", mode: HandlerMode::Read, text: "Number of invalid packets seen." },
-        HandlerDoc {
-            name: "drop_details",
-            mode: HandlerMode::Read,
-            text: "Invalid packets by reason, one `COUNT<tab>REASON` line each (only with DETAILS true).",
-        },
-    ],
+    handlers: crate::elements::standard::util::DROP_HANDLERS,
     live_reconfigure: false,
     order_sensitive: false,
     make: || Box::new(CheckIPHeader::default()),
@@ -122,14 +115,7 @@ broadcast addresses plus 0.0.0.0 and 255.255.255.255, and GOODDST to their addre
 - `DETAILS` (boolean): keep per-reason counts for `drop_details`. Default false.\n\n\
 The old form `CheckIPHeader2(BADSRC [, OFFSET])` is accepted too.",
     ports: "one input; one or two outputs (1: invalid packets)",
-    handlers: &[
-        HandlerDoc { name: "drops", mode: HandlerMode::Read, text: "Number of invalid packets seen." },
-        HandlerDoc {
-            name: "drop_details",
-            mode: HandlerMode::Read,
-            text: "Invalid packets by reason, one `COUNT<tab>REASON` line each (only with DETAILS true).",
-        },
-    ],
+    handlers: crate::elements::standard::util::DROP_HANDLERS,
     live_reconfigure: false,
     order_sensitive: false,
     make: || {

@@ -496,6 +496,22 @@ mod tests {
     }
 }
 
+/// The handlers every [`DropStats`] user documents (the Check*Header
+/// elements).
+pub const DROP_HANDLERS: &[HandlerDoc] = &[
+    HandlerDoc {
+        name: "drops",
+        mode: HandlerMode::Read,
+        text: "Number of invalid packets seen.",
+    },
+    HandlerDoc {
+        name: "drop_details",
+        mode: HandlerMode::Read,
+        text:
+            "Invalid packets by reason, one `COUNT<tab>REASON` line each (only with DETAILS true).",
+    },
+];
+
 /// Drop accounting shared by the `Check…Header` elements: the drop count,
 /// per-reason counts under `DETAILS`, the "first drop, or every drop under
 /// `VERBOSE`" message rule, and the `drops` / `drop_details` handlers.
