@@ -657,26 +657,35 @@ address annotation with longest-prefix match; when the matching route has a gate
 annotation is set to it; the packet leaves on the route's output. Packets with no route are \
 dropped (the first five are reported on standard error).";
 
-const DYNAMIC_HANDLERS: &[HandlerDoc] = &[
-    HandlerDoc { name: "table", mode: HandlerMode::Read, text: "The routing table, one route per line." },
-    HandlerDoc {
-        name: "lookup",
-        mode: HandlerMode::Read,
-        text: "Read with an address parameter: reports `OUT [GW]` for that address (`-1` if no route).",
-    },
-    HandlerDoc {
-        name: "add",
-        mode: HandlerMode::Write,
-        text: "Adds a route `ADDR/MASK [GW] OUT`; fails if a route for the prefix exists.",
-    },
-    HandlerDoc { name: "set", mode: HandlerMode::Write, text: "Adds or replaces the route for a prefix." },
-    HandlerDoc { name: "remove", mode: HandlerMode::Write, text: "Removes the route `ADDR/MASK [GW OUT]`." },
-    HandlerDoc {
-        name: "ctrl",
-        mode: HandlerMode::Write,
-        text: "Lines of `add ROUTE`, `set ROUTE`, `remove ROUTE`, applied atomically (all or nothing).",
-    },
-];
+/// The handlers of the lookups whose table changes at run time, with any
+/// extra ones after them.
+macro_rules! dynamic_handlers {
+    ($($extra:expr),*) => {
+        &[
+            HandlerDoc { name: "table", mode: HandlerMode::Read, text: "The routing table, one route per line." },
+            HandlerDoc {
+                name: "lookup",
+                mode: HandlerMode::Read,
+                text: "Read with an address parameter: reports `OUT [GW]` for that address (`-1` if no route).",
+            },
+            HandlerDoc {
+                name: "add",
+                mode: HandlerMode::Write,
+                text: "Adds a route `ADDR/MASK [GW] OUT`; fails if a route for the prefix exists.",
+            },
+            HandlerDoc { name: "set", mode: HandlerMode::Write, text: "Adds or replaces the route for a prefix." },
+            HandlerDoc { name: "remove", mode: HandlerMode::Write, text: "Removes the route `ADDR/MASK [GW OUT]`." },
+            HandlerDoc {
+                name: "ctrl",
+                mode: HandlerMode::Write,
+                text: "Lines of `add ROUTE`, `set ROUTE`, `remove ROUTE`, applied atomically (all or nothing).",
+            },
+            $($extra,)*
+        ]
+    };
+}
+
+const DYNAMIC_HANDLERS: &[HandlerDoc] = dynamic_handlers!();
 
 pub static RADIX_SPEC: ClassSpec = ClassSpec {
     name: "RadixIPLookup",
@@ -708,27 +717,11 @@ pub static DIRECT_SPEC: ClassSpec = ClassSpec {
     make: || Box::new(IpRouteLookup::new(Kind::Direct)),
 };
 
-const RANGE_HANDLERS: &[HandlerDoc] = &[
-    HandlerDoc { name: "table", mode: HandlerMode::Read, text: "The routing table, one route per line." },
-    HandlerDoc {
-        name: "lookup",
-        mode: HandlerMode::Read,
-        text: "Read with an address parameter: reports `OUT [GW]` for that address (`-1` if no route).",
-    },
-    HandlerDoc {
-        name: "add",
-        mode: HandlerMode::Write,
-        text: "Adds a route `ADDR/MASK [GW] OUT`; fails if a route for the prefix exists.",
-    },
-    HandlerDoc { name: "set", mode: HandlerMode::Write, text: "Adds or replaces the route for a prefix." },
-    HandlerDoc { name: "remove", mode: HandlerMode::Write, text: "Removes the route `ADDR/MASK [GW OUT]`." },
-    HandlerDoc {
-        name: "ctrl",
-        mode: HandlerMode::Write,
-        text: "Lines of `add ROUTE`, `set ROUTE`, `remove ROUTE`, applied atomically (all or nothing).",
-    },
-    HandlerDoc { name: "flush", mode: HandlerMode::Write, text: "Removes every route." },
-];
+const RANGE_HANDLERS: &[HandlerDoc] = dynamic_handlers!(HandlerDoc {
+    name: "flush",
+    mode: HandlerMode::Write,
+    text: "Removes every route."
+});
 
 pub static RANGE_SPEC: ClassSpec = ClassSpec {
     name: "RangeIPLookup",
