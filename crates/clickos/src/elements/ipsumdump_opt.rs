@@ -391,27 +391,46 @@ pub fn unparse_ip_opt(out: &mut String, opt: &[u8], mask: u32) {
     }
 }
 
+const _: () = assert!(IPOPT_EOL == TCPOPT_EOL && IPOPT_NOP == TCPOPT_NOP);
+
+/// An end-of-options or no-operation byte (0 and 1 in IP and TCP options
+/// alike).
+enum Padding {
+    End,
+    Nop,
+}
+
+/// The padding option `ty`, printed (`eol`, `nop`) when `mask` asks for
+/// padding; `None` for any other option.
+fn unparse_padding(out: &mut String, sep: &mut &str, ty: u8, mask: u32) -> Option<Padding> {
+    let (padding, word) = match ty {
+        IPOPT_EOL => (Padding::End, "eol"),
+        IPOPT_NOP => (Padding::Nop, "nop"),
+        _ => return None,
+    };
+    if mask & DO_PADDING != 0 {
+        out.push_str(sep);
+        out.push_str(word);
+        if matches!(padding, Padding::Nop) {
+            *sep = ";";
+        }
+    }
+    Some(padding)
+}
+
 fn unparse_ip_opt_inner(out: &mut String, opt: &[u8], mask: u32) -> Option<()> {
     let end = opt.len();
     let mut i = 0;
     let mut sep = "";
     while i < end {
         let ty = opt[i];
-        if ty == IPOPT_EOL {
-            if mask & DO_PADDING != 0 {
-                out.push_str(sep);
-                out.push_str("eol");
+        match unparse_padding(out, &mut sep, ty, mask) {
+            Some(Padding::End) => return Some(()),
+            Some(Padding::Nop) => {
+                i += 1;
+                continue;
             }
-            return Some(());
-        }
-        if ty == IPOPT_NOP {
-            if mask & DO_PADDING != 0 {
-                out.push_str(sep);
-                out.push_str("nop");
-                sep = ";";
-            }
-            i += 1;
-            continue;
+            None => {}
         }
         let len = *opt.get(i + 1)? as usize;
         match ty {
@@ -651,21 +670,13 @@ fn unparse_tcp_opt_inner(out: &mut String, opt: &[u8], mask: u32) -> Option<()> 
     let be32 = |o: &[u8]| u32::from_be_bytes([o[0], o[1], o[2], o[3]]);
     while i < end {
         let ty = opt[i];
-        if ty == TCPOPT_EOL {
-            if mask & DO_PADDING != 0 {
-                out.push_str(sep);
-                out.push_str("eol");
+        match unparse_padding(out, &mut sep, ty, mask) {
+            Some(Padding::End) => return Some(()),
+            Some(Padding::Nop) => {
+                i += 1;
+                continue;
             }
-            return Some(());
-        }
-        if ty == TCPOPT_NOP {
-            if mask & DO_PADDING != 0 {
-                out.push_str(sep);
-                out.push_str("nop");
-                sep = ";";
-            }
-            i += 1;
-            continue;
+            None => {}
         }
         let len = *opt.get(i + 1)? as usize;
         if i + len > end {
