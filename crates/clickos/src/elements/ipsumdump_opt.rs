@@ -739,8 +739,11 @@ pub fn md5(data: &[u8]) -> [u8; 16] {
         9, 14, 20, 5, 9, 14, 20, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 6, 10,
         15, 21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21,
     ];
-    let k: [u32; 64] =
-        core::array::from_fn(|i| ((i as f64 + 1.0).sin().abs() * 4_294_967_296.0) as u32);
+    // RFC 1321's table of sines, computed once for the process
+    static K: std::sync::OnceLock<[u32; 64]> = std::sync::OnceLock::new();
+    let k = K.get_or_init(|| {
+        core::array::from_fn(|i| ((i as f64 + 1.0).sin().abs() * 4_294_967_296.0) as u32)
+    });
     let mut st: [u32; 4] = [0x6745_2301, 0xefcd_ab89, 0x98ba_dcfe, 0x1032_5476];
     let mut msg = data.to_vec();
     let bits = (data.len() as u64).wrapping_mul(8);
