@@ -1518,14 +1518,7 @@ impl FromIPSummaryDump {
             each = len;
             set_extra_length(&mut p, (each * (count - 1)).min(u32::MAX as u64) as u32);
         }
-        let end_ts = p.timestamp();
-        let first = p.anno().first_timestamp();
-        let delta = if first != Timestamp::ZERO {
-            p.set_timestamp(first);
-            (end_ts - first).nsec() / (count as i64 - 1)
-        } else {
-            0
-        };
+        let (end_ts, delta) = super::ipsumdump::multipacket_times(&mut p, count);
         let each = each.min(u32::MAX as u64) as u32;
         set_packet_lengths(&mut p, each.saturating_sub(len as u32));
         self.multi = Some(Multi {

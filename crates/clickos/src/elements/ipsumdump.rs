@@ -255,6 +255,22 @@ impl Field {
     }
 }
 
+/// MULTIPACKET: a packet standing for `count` packets whose first
+/// timestamp annotation is set runs from that time to its own timestamp.
+/// Puts the packet at the first time and returns (the last time, the step
+/// between two packets); without a first timestamp the step is 0.
+pub fn multipacket_times(p: &mut Packet, count: u64) -> (Timestamp, i64) {
+    let end_ts = p.timestamp();
+    let first = p.anno().first_timestamp();
+    let delta = if first != Timestamp::ZERO {
+        p.set_timestamp(first);
+        (end_ts - first).nsec() / (count as i64 - 1)
+    } else {
+        0
+    };
+    (end_ts, delta)
+}
+
 /// The words of a CONTENTS string or `!data` line (possibly quoted), each
 /// with its field if Click knows it.
 pub fn field_words(s: &str) -> Vec<(String, Option<Field>)> {

@@ -219,14 +219,7 @@ impl ToIPSummaryDump {
                 0
             };
         total = total.max(count * len);
-        let end_ts = p.timestamp();
-        let first = p.anno().first_timestamp();
-        let delta = if first != Timestamp::ZERO {
-            p.set_timestamp(first);
-            (end_ts - first).nsec() / (count as i64 - 1)
-        } else {
-            0
-        };
+        let (end_ts, delta) = super::ipsumdump::multipacket_times(&mut p, count);
         p.anno_mut().set_u32_at(EXTRA_PACKETS_ANNO_OFFSET, 0);
         for i in (1..=count).rev() {
             let l = total / i;
