@@ -2,7 +2,7 @@
 
 use super::util;
 use crate::prelude::*;
-use click_lang::args::{self, Seconds};
+use click_lang::args;
 
 /// `DelayShaper(DELAY)`.
 #[derive(Default)]
@@ -52,13 +52,7 @@ impl DelayShaper {
 
 impl Element for DelayShaper {
     fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = cx.args(config);
-        let d = a.read_mp::<Seconds>("DELAY")?.0;
-        a.complete()?;
-        if d < 0 {
-            return Err("DELAY: must be >= 0".into());
-        }
-        self.delay = d;
+        self.delay = util::delay_arg(config, cx)?;
         Ok(())
     }
 

@@ -3,7 +3,6 @@
 
 use super::util;
 use crate::prelude::*;
-use click_lang::args::Seconds;
 
 /// Packets emitted per task run at most before yielding to other tasks.
 const MAX_PER_RUN: usize = 4096;
@@ -45,13 +44,7 @@ Keyword arguments:\n\n\
 
 impl Element for DelayUnqueue {
     fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
-        let mut a = cx.args(config);
-        let d = a.read_mp::<Seconds>("DELAY")?.0;
-        a.complete()?;
-        if d < 0 {
-            return Err("DELAY: must be >= 0".into());
-        }
-        self.delay = d;
+        self.delay = util::delay_arg(config, cx)?;
         Ok(())
     }
 

@@ -361,6 +361,18 @@ pub fn unparse_bandwidth(bytes_per_sec: u64) -> String {
     }
 }
 
+/// The configuration of DelayShaper and DelayUnqueue: `DELAY` (a time, at
+/// least 0), in nanoseconds.
+pub fn delay_arg(config: &str, cx: &ConfigureCtx) -> Result<i64, String> {
+    let mut a = cx.args(config);
+    let d = a.read_mp::<args::Seconds>("DELAY")?.0;
+    a.complete()?;
+    if d < 0 {
+        return Err("DELAY: must be >= 0".into());
+    }
+    Ok(d)
+}
+
 /// Click's `Timestamp::unparse_interval`: `500ms`, `20us`, `7ns` under a
 /// second, `1.500000s` from a second up.
 pub fn unparse_interval(ns: i64) -> String {
