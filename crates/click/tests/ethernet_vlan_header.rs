@@ -9,13 +9,6 @@ const TAGGED: usize = 23;
 /// mixed.pcap record 32: a 10-byte runt.
 const RUNT: usize = 32;
 
-fn config_error(config: &str) -> String {
-    match try_router(config) {
-        Ok(_) => panic!("configuration should fail: {}", config),
-        Err(e) => e.join("\n"),
-    }
-}
-
 #[test]
 fn ethervlanencap_builds_click_headers() {
     clear_collected();

@@ -10,14 +10,6 @@ mod ip_pkt;
 use ip_harness::*;
 use ip_pkt::*;
 
-fn mixed() -> Vec<Vec<u8>> {
-    capture("mixed.pcap")
-}
-
-fn data(sink: &str) -> Vec<Vec<u8>> {
-    collected_data(sink)
-}
-
 // ---- SetIPChecksum ---------------------------------------------------------
 
 #[test]

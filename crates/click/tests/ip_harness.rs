@@ -123,6 +123,16 @@ pub fn capture(name: &str) -> Vec<Vec<u8>> {
     pcap_packets(name)
 }
 
+/// The frames of `tests/data/mixed.pcap`.
+pub fn mixed() -> Vec<Vec<u8>> {
+    capture("mixed.pcap")
+}
+
+/// What sink `sink` collected, as bytes.
+pub fn data(sink: &str) -> Vec<Vec<u8>> {
+    collected_data(sink)
+}
+
 /// Internet checksum verification of a header (true when it verifies).
 pub fn csum_ok(h: &[u8]) -> bool {
     click::wire::checksum::ip_checksum(h) == 0

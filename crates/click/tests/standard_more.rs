@@ -36,19 +36,6 @@ fn run_until(r: &TestRouter, t: Timestamp) {
     panic!("router never went idle");
 }
 
-/// A packet of `len` bytes whose first two bytes are `id`.
-fn pkt(id: u16, len: usize) -> Vec<u8> {
-    let mut d = vec![0u8; len.max(2)];
-    d[..2].copy_from_slice(&id.to_be_bytes());
-    d
-}
-
-fn ids(seen: &[Vec<u8>]) -> Vec<u16> {
-    seen.iter()
-        .map(|d| u16::from_be_bytes([d[0], d[1]]))
-        .collect()
-}
-
 fn inject_n(r: &TestRouter, elem: &str, port: usize, ids: std::ops::Range<u16>) {
     for i in ids {
         let p = r.router.pool().make(DEFAULT_HEADROOM, &pkt(i, 60), 0);
@@ -60,13 +47,6 @@ fn inject_at(r: &TestRouter, elem: &str, port: usize, data: &[u8], ts: Timestamp
     let mut p = r.router.pool().make(DEFAULT_HEADROOM, data, 0);
     p.set_timestamp(ts);
     r.router.inject(elem, port, p).unwrap();
-}
-
-fn config_error(config: &str) -> String {
-    match try_router(config) {
-        Ok(_) => panic!("configuration should fail: {}", config),
-        Err(e) => e.join("\n"),
-    }
 }
 
 fn count(r: &TestRouter, h: &str) -> usize {

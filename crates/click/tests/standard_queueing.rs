@@ -38,19 +38,6 @@ fn count(r: &TestRouter, h: &str) -> i64 {
     r.read(h).trim().parse().unwrap()
 }
 
-/// A packet of `len` bytes whose first two bytes are `id`.
-fn pkt(id: u16, len: usize) -> Vec<u8> {
-    let mut d = vec![0u8; len.max(2)];
-    d[..2].copy_from_slice(&id.to_be_bytes());
-    d
-}
-
-fn ids(seen: &[Vec<u8>]) -> Vec<u16> {
-    seen.iter()
-        .map(|d| u16::from_be_bytes([d[0], d[1]]))
-        .collect()
-}
-
 fn inject_n(r: &TestRouter, elem: &str, port: usize, n: usize, len: usize) {
     for i in 0..n {
         let p = r

@@ -183,3 +183,25 @@ impl Element for Collect {
         self
     }
 }
+
+/// The errors of a configuration that must not build, as one string.
+pub fn config_error(config: &str) -> String {
+    match try_router(config) {
+        Ok(_) => panic!("configuration should fail: {}", config),
+        Err(e) => e.join("\n"),
+    }
+}
+
+/// A packet of `len` bytes whose first two bytes are `id`.
+pub fn pkt(id: u16, len: usize) -> Vec<u8> {
+    let mut d = vec![0u8; len.max(2)];
+    d[..2].copy_from_slice(&id.to_be_bytes());
+    d
+}
+
+/// The ids of packets made by [`pkt`].
+pub fn ids(seen: &[Vec<u8>]) -> Vec<u16> {
+    seen.iter()
+        .map(|d| u16::from_be_bytes([d[0], d[1]]))
+        .collect()
+}
