@@ -41,24 +41,8 @@ impl Server {
 
     /// Waits for exit (at most 10 s); returns (status, stdout, stderr).
     fn wait(mut self) -> (i32, String, String) {
-        let mut child = self.child.take().unwrap();
-        let t0 = Instant::now();
-        loop {
-            if let Some(_st) = child.try_wait().unwrap() {
-                break;
-            }
-            if t0.elapsed() > Duration::from_secs(10) {
-                let _ = child.kill();
-                panic!("clickos did not exit");
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let o = child.wait_with_output().unwrap();
-        (
-            o.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&o.stdout).into_owned(),
-            String::from_utf8_lossy(&o.stderr).into_owned(),
-        )
+        let r = wait_child(self.child.take().unwrap());
+        (r.code, r.out, r.err)
     }
 }
 

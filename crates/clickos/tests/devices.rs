@@ -147,26 +147,10 @@ impl Net {
                 &format!("10.{s}.{net}.254"),
             ]);
         }
-        ip(&[
-            "-n",
-            &self.m,
-            "link",
-            "set",
-            "dev",
-            "ma",
-            "address",
-            "02:00:00:00:01:fe",
-        ]);
-        ip(&[
-            "-n",
-            &self.m,
-            "link",
-            "set",
-            "dev",
-            "mb",
-            "address",
-            "02:00:00:00:02:fe",
-        ]);
+        for (dev, n) in [("ma", 1), ("mb", 2)] {
+            let mac = format!("02:00:00:00:0{n}:fe");
+            ip(&["-n", &self.m, "link", "set", "dev", dev, "address", &mac]);
+        }
         self.routed = true;
     }
 }
@@ -615,15 +599,12 @@ fn classic_ip_router_on_real_interfaces() {
     let mut net = Net::new();
     net.route();
     let s = net.subnet;
-    let conf = std::fs::read_to_string(format!(
-        "{}/../../conf/iprouter.click",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .unwrap()
-    .replace("$IF0 eth0", "$IF0 ma")
-    .replace("$IF1 eth1", "$IF1 mb")
-    .replace("$IP0 10.1.0.254", &format!("$IP0 10.{s}.1.254"))
-    .replace("$IP1 10.2.0.254", &format!("$IP1 10.{s}.2.254"));
+    let conf = std::fs::read_to_string(common::root().join("conf/iprouter.click"))
+        .unwrap()
+        .replace("$IF0 eth0", "$IF0 ma")
+        .replace("$IF1 eth1", "$IF1 mb")
+        .replace("$IP0 10.1.0.254", &format!("$IP0 10.{s}.1.254"))
+        .replace("$IP1 10.2.0.254", &format!("$IP1 10.{s}.2.254"));
     let mut click = Click::start(&net, &conf, &["arpq0.table", "arpq1.table", "dt1.drops"]);
     let ping_a = |args: &[&str]| {
         let o = Command::new("ip")

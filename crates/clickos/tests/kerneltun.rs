@@ -107,23 +107,11 @@ impl Drop for Ns {
 }
 
 /// Stops a `clickos run` child with SIGINT; returns (status, stdout, stderr).
-fn finish(mut c: Child) -> (i32, String, String) {
+fn finish(c: Child) -> (i32, String, String) {
     // SAFETY: signalling our own child process.
     unsafe { libc::kill(c.id() as i32, libc::SIGINT) };
-    let t0 = Instant::now();
-    while c.try_wait().unwrap().is_none() {
-        if t0.elapsed() > Duration::from_secs(10) {
-            let _ = c.kill();
-            panic!("clickos did not stop");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let o = c.wait_with_output().unwrap();
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
+    let r = wait_child(c);
+    (r.code, r.out, r.err)
 }
 
 fn ping(ns: &Ns, addr: &str) -> String {

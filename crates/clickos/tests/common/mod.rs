@@ -2,7 +2,8 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_clickos")
@@ -58,4 +59,24 @@ pub fn click(args: &[&str]) -> Run {
     let mut v = vec!["run"];
     v.extend_from_slice(args);
     run_in(None, bin(), &v)
+}
+
+/// Waits for `child` to exit — at most 10 s, after which it is killed and
+/// the test fails — and collects its output.
+pub fn wait_child(mut child: Child) -> Run {
+    let t0 = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t0.elapsed() > Duration::from_secs(10) {
+            let _ = child.kill();
+            panic!("clickos did not exit");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let o = child.wait_with_output().unwrap();
+    Run {
+        code: o.status.code().unwrap_or(-1),
+        out: String::from_utf8_lossy(&o.stdout).into_owned(),
+        err: String::from_utf8_lossy(&o.stderr).into_owned(),
+        raw: o,
+    }
 }
