@@ -17,18 +17,7 @@ use std::time::{Duration, Instant};
 static SEQ: AtomicU32 = AtomicU32::new(0);
 
 fn can_run() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipping: needs root for network namespaces");
-        return false;
-    }
-    match Command::new("ip").args(["netns", "list"]).output() {
-        Ok(o) if o.status.success() => true,
-        _ => {
-            eprintln!("skipping: `ip netns` unavailable");
-            false
-        }
-    }
+    common::can_use_netns()
 }
 
 fn ip(args: &[&str]) {

@@ -13,23 +13,14 @@ use std::time::{Duration, Instant};
 static SEQ: AtomicU32 = AtomicU32::new(0);
 
 fn can_run() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipping: needs root for network namespaces and tun devices");
+    if !can_use_netns() {
         return false;
-    }
-    let ok = Command::new("ip")
-        .args(["netns", "list"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("skipping: `ip netns` unavailable");
     }
     let tun = std::path::Path::new("/dev/net/tun").exists();
     if !tun {
         eprintln!("skipping: no /dev/net/tun");
     }
-    ok && tun
+    tun
 }
 
 /// A network namespace, deleted on drop.

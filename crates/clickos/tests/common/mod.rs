@@ -80,3 +80,20 @@ pub fn wait_child(mut child: Child) -> Run {
         raw: o,
     }
 }
+
+/// Whether this process may make network namespaces (root, and `ip netns`
+/// works); says why not, for a test that then skips.
+pub fn can_use_netns() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipping: needs root for network namespaces");
+        return false;
+    }
+    match Command::new("ip").args(["netns", "list"]).output() {
+        Ok(o) if o.status.success() => true,
+        _ => {
+            eprintln!("skipping: `ip netns` unavailable");
+            false
+        }
+    }
+}
