@@ -650,36 +650,15 @@ fn run_with(prog: &str, args: &[String], registry: &Registry, console: &Rc<StdCo
     };
 
     // parse (errors here are the lexer's: no "could not be initialized")
-    // the lexer knows every class, as Click's does: a bare word that is
-    // neither an element nor a class is an undeclared element
-    let is_class = |n: &str| registry.get(n).is_some();
-    let popts = click_lang::ParseOptions {
-        is_class: Some(&is_class),
-    };
-    let flat = match click_lang::parse_config_with(&text, &fname, &o.defines, &popts) {
+    let flat = match parse_for_driver(&text, &fname, &o, registry) {
         Ok(f) => f,
         Err(errs) => {
             for e in errs {
-                err(&e.to_string());
+                err(&e);
             }
             return 1;
         }
     };
-    let mut flat = flat;
-    add_control_sockets(&mut flat, &o);
-    let mut unknown = false;
-    for e in &flat.elements {
-        if registry.get(&e.class).is_none() {
-            err(&format!(
-                "{}: unknown element class '{}'",
-                e.landmark, e.class
-            ));
-            unknown = true;
-        }
-    }
-    if unknown {
-        return 1;
-    }
 
     // plan threads: StaticThreadSched's warnings and thread -1 apply even
     // to one thread, as in Click
@@ -906,41 +885,8 @@ impl HotSwap {
     /// initialized" line, as in Click) or the router's (with it).
     fn build(&self, text: &str) -> Result<(Router, Rc<Host>), (Vec<String>, bool)> {
         let o = &self.options;
-        let is_class = |n: &str| self.registry.get(n).is_some();
-        let popts = click_lang::ParseOptions {
-            is_class: Some(&is_class),
-        };
-        let mut flat = click_lang::parse_config_with(text, "<hotconfig>", &o.defines, &popts)
-            .map_err(|errs| {
-                (
-                    errs.iter().map(|e| e.to_string()).collect::<Vec<_>>(),
-                    false,
-                )
-            })?;
-        add_control_sockets(&mut flat, o);
-        let unknown: Vec<String> = flat
-            .elements
-            .iter()
-            .filter(|e| self.registry.get(&e.class).is_none())
-            .map(|e| format!("{}: unknown element class '{}'", e.landmark, e.class))
-            .collect();
-        if !unknown.is_empty() {
-            return Err((unknown, false));
-        }
-        let order_sensitive = flat
-            .elements
-            .iter()
-            .filter(|e| {
-                self.registry
-                    .get(&e.class)
-                    .is_some_and(|c| c.order_sensitive)
-            })
-            .count();
-        let max_batch = if order_sensitive >= 2 {
-            1
-        } else {
-            RouterOptions::default().max_batch
-        };
+        let flat = parse_for_driver(text, "<hotconfig>", o, &self.registry)
+            .map_err(|errs| (errs, false))?;
         let clock: Box<dyn Clock> = match &self.vclock {
             Some(v) => Box::new(v.clone()),
             None => Box::new(SystemClock),
@@ -949,6 +895,7 @@ impl HotSwap {
             selector: Selector::default(),
             thread: None,
         });
+        // (the router itself goes packet-at-a-time for printing elements)
         let router = Router::from_flat(
             &flat,
             &self.registry,
@@ -956,7 +903,6 @@ impl HotSwap {
             Box::new((*self.console).clone()),
             RouterOptions {
                 host: Some(host.clone() as Rc<dyn std::any::Any>),
-                max_batch,
                 warnings: o.warnings,
                 hotswap: Some(self.classes.borrow().clone()),
                 globals: self
@@ -1013,6 +959,37 @@ impl LoopHooks for HotSwap {
         self.pending.borrow().is_none()
     }
     fn after_wait(&self) {}
+}
+
+/// Parses a configuration as Click's driver does — the lexer knows every
+/// class, so a bare word that is neither an element nor a class is an
+/// undeclared element — and adds the ControlSockets of `-p` and `-u`.
+/// Errors are the lexer's (Click prints no "could not be initialized"
+/// after them), unknown classes among them.
+fn parse_for_driver(
+    text: &str,
+    file: &str,
+    o: &Options,
+    registry: &Registry,
+) -> Result<click_lang::FlatConfig, Vec<String>> {
+    let is_class = |n: &str| registry.get(n).is_some();
+    let popts = click_lang::ParseOptions {
+        is_class: Some(&is_class),
+    };
+    let mut flat = click_lang::parse_config_with(text, file, &o.defines, &popts)
+        .map_err(|errs| errs.iter().map(|e| e.to_string()).collect::<Vec<_>>())?;
+    add_control_sockets(&mut flat, o);
+    let unknown: Vec<String> = flat
+        .elements
+        .iter()
+        .filter(|e| registry.get(&e.class).is_none())
+        .map(|e| format!("{}: unknown element class '{}'", e.landmark, e.class))
+        .collect();
+    if unknown.is_empty() {
+        Ok(flat)
+    } else {
+        Err(unknown)
+    }
 }
 
 /// After the driver stopped: `-t`, `-h` handlers and `-x`, as click.cc.
