@@ -37,6 +37,7 @@ fn main() {
         std::fs::copy(&p, &dest).unwrap_or_else(|e| panic!("copy {p}: {e}"));
         return;
     }
+    ensure_guest_target(&ws);
     let target_dir = ws.join("target").join("guest");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(cargo);
@@ -98,6 +99,50 @@ fn main() {
     }
     let elf = target_dir.join("x86_64-unknown-none/release/clickos-guest");
     copy_if_changed(&elf, &dest);
+}
+
+/// The guest needs the `x86_64-unknown-none` standard library (`core`,
+/// `alloc`). `rust-toolchain.toml` names the target, but rustup only
+/// installs a toolchain file's targets together with the toolchain itself:
+/// a machine that already had the pinned toolchain lacks it. Install it
+/// here, so the README's first command works on a fresh machine.
+fn ensure_guest_target(ws: &Path) {
+    const TARGET: &str = "x86_64-unknown-none";
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let sysroot = Command::new(&rustc)
+        .args(["--print", "sysroot"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
+    let installed = |root: &Path| root.join("lib/rustlib").join(TARGET).join("lib").is_dir();
+    if sysroot.as_deref().is_some_and(installed) {
+        return;
+    }
+    println!(
+        "cargo:warning=the {TARGET} target (the micro-VM guest's) is missing; installing it with rustup"
+    );
+    let mut cmd = Command::new("rustup");
+    cmd.current_dir(ws).args(["target", "add", TARGET]);
+    // Add it to the toolchain this build runs with, not rustup's default.
+    if let Some(toolchain) = sysroot
+        .as_deref()
+        .and_then(|r| r.file_name())
+        .and_then(|n| n.to_str())
+    {
+        cmd.args(["--toolchain", toolchain]);
+    }
+    match cmd.status() {
+        Ok(s) if s.success() => {}
+        Ok(s) => panic!(
+            "`rustup target add {TARGET}` failed ({s}); install the target by hand \
+             (scripts/setup does) or set CLICKOS_GUEST_ELF to a prebuilt guest image"
+        ),
+        Err(e) => panic!(
+            "the {TARGET} target is not installed and rustup cannot be run ({e}); \
+             install the target for this toolchain or set CLICKOS_GUEST_ELF to a prebuilt guest image"
+        ),
+    }
 }
 
 fn copy_if_changed(from: &Path, to: &Path) {
