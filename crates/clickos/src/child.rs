@@ -20,13 +20,14 @@
 //! allocation of N bytes failed" (SIGABRT). The parent turns both into
 //! `Ended`.
 
-use clickos_instance::platform::{ConsoleOut, EventPlatform};
+use clickos_instance::platform::{ConsoleOut, Doorbells, EventPlatform};
 use clickos_instance::process::{EXIT_PANIC, EXIT_SETUP};
-use clickos_instance::sys::Mapping;
 use clickos_ring::layout::{self, BootInfo};
+use clickos_sys::{EventFd, Mapping};
 use std::collections::BTreeMap;
-use std::os::fd::RawFd;
+use std::os::fd::{BorrowedFd, FromRawFd, RawFd};
 use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::Arc;
 
 /// Extra address space on top of the instance's memory: the stack, the
 /// allocator's bookkeeping, guard pages.
@@ -252,7 +253,10 @@ pub fn main(args: &[String]) -> i32 {
         Ok(a) => a,
         Err(m) => return fail(&m),
     };
-    let control = match Mapping::shared(a.control, layout::CONTROL_SIZE) {
+    // SAFETY: the parent passed us this descriptor; it stays open until
+    // closed below.
+    let control_fd = unsafe { BorrowedFd::borrow_raw(a.control) };
+    let control = match Mapping::shared(control_fd, layout::CONTROL_SIZE) {
         Ok(m) => m,
         Err(e) => return fail(&format!("mapping the control region: {e}")),
     };
@@ -269,7 +273,8 @@ pub fn main(args: &[String]) -> i32 {
     let mut maps = vec![];
     for (k, &(memfd, _)) in a.vnics.iter().enumerate() {
         let size = bi.vnics[k].size as usize;
-        match Mapping::shared(memfd, size) {
+        // SAFETY: as for the control region's descriptor.
+        match Mapping::shared(unsafe { BorrowedFd::borrow_raw(memfd) }, size) {
             Ok(m) => {
                 bi.vnics[k].base = m.ptr() as u64;
                 maps.push(m);
@@ -288,10 +293,23 @@ pub fn main(args: &[String]) -> i32 {
     if let Err(m) = confine(&a, bi.mem_size) {
         return fail(&m);
     }
+    // SAFETY: the parent passed us these eventfds; nothing else in this
+    // process owns them.
+    let bells = unsafe {
+        Doorbells {
+            wake: EventFd::from_raw_fd(a.wake),
+            done: EventFd::from_raw_fd(a.done),
+            kicks: a
+                .vnics
+                .iter()
+                .map(|&(_, k)| EventFd::from_raw_fd(k))
+                .collect(),
+        }
+    };
+    // Never dropped: closing them would be a system call the filter forbids.
+    let bells = Arc::new(bells);
     let platform = EventPlatform {
-        wake: a.wake,
-        done: a.done,
-        kicks: a.vnics.iter().map(|&(_, k)| k).collect::<Vec<_>>().into(),
+        bells: bells.clone(),
         console: ConsoleOut::Stderr,
         memory_limited: bi.mem_size > 0,
         killed: None,
@@ -302,6 +320,7 @@ pub fn main(args: &[String]) -> i32 {
     let code = unsafe { clickos_guest::run(control.ptr(), platform) };
     std::mem::forget(maps);
     std::mem::forget(control);
+    std::mem::forget(bells);
     // SAFETY: leave at once: nothing to flush, and exit handlers might make
     // system calls the filter forbids.
     unsafe { libc::_exit(code as i32) }

@@ -11,7 +11,6 @@ mod error;
 mod instance;
 pub mod platform;
 pub mod process;
-pub mod sys;
 pub mod thread;
 pub mod vm;
 mod vmshim;

@@ -2,10 +2,9 @@
 //! (inside the confined child) and the `none` level (a thread).
 
 use crate::backend::ConsoleSink;
-use crate::sys;
 use click::prelude::Timestamp;
 use clickos_guest::Platform;
-use std::os::fd::RawFd;
+use clickos_sys::{drain, signal, wait_readable, EventFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -22,13 +21,42 @@ pub enum ConsoleOut {
 /// Unwinding payload used to end an abandoned thread-level instance.
 pub(crate) struct KilledToken;
 
-/// Eventfd-based platform. Descriptors are borrowed: their owner keeps them
-/// open at least as long as the runtime runs.
+/// The eventfds between the host and an instance.
+pub struct Doorbells {
+    /// Host → instance: a request, a frame or a kill is waiting.
+    pub wake: EventFd,
+    /// Instance → host: a reply or a state change is ready (CTRL_DONE).
+    pub done: EventFd,
+    /// Instance → host, one per vNIC: frames the host asked for (KICK).
+    pub kicks: Vec<EventFd>,
+}
+
+impl Doorbells {
+    /// Fresh eventfds for an instance with `vnics` vNICs.
+    pub fn new(vnics: usize) -> std::io::Result<Doorbells> {
+        Ok(Doorbells {
+            wake: clickos_sys::eventfd()?,
+            done: clickos_sys::eventfd()?,
+            kicks: (0..vnics)
+                .map(|_| clickos_sys::eventfd())
+                .collect::<Result<_, _>>()?,
+        })
+    }
+
+    /// Rings `done` and every kick: the instance has ended, so whoever
+    /// waits for a reply or a frame looks again.
+    pub fn ring_all(&self) {
+        signal(&self.done);
+        for k in &self.kicks {
+            signal(k);
+        }
+    }
+}
+
+/// Eventfd-based platform.
 #[derive(Clone)]
 pub struct EventPlatform {
-    pub wake: RawFd,
-    pub done: RawFd,
-    pub kicks: Arc<[RawFd]>,
+    pub bells: Arc<Doorbells>,
     pub console: ConsoleOut,
     pub memory_limited: bool,
     /// Thread level: set by `kill`; the runtime is unwound at its next
@@ -47,40 +75,32 @@ impl EventPlatform {
     }
 }
 
-/// Wall-clock time, ns since the Unix epoch (vDSO `clock_gettime`).
-pub fn wall_clock_ns() -> i64 {
-    match std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
-        Ok(d) => d.as_nanos().min(i64::MAX as u128) as i64,
-        Err(_) => 0,
-    }
-}
-
 impl Platform for EventPlatform {
     fn now(&self) -> Timestamp {
         self.check_killed();
-        Timestamp::from_nsec(wall_clock_ns())
+        Timestamp::from_nsec(clickos_sys::realtime_ns())
     }
 
     fn idle(&self, deadline: Option<Timestamp>) {
         self.check_killed();
         let timeout = deadline.map(|d| {
-            let ns = d.0.saturating_sub(wall_clock_ns()).max(0);
+            let ns = d.0.saturating_sub(clickos_sys::realtime_ns()).max(0);
             std::time::Duration::from_nanos(ns as u64)
         });
         if timeout != Some(std::time::Duration::ZERO) {
-            sys::poll_in(&[self.wake], timeout);
+            wait_readable(&self.bells.wake, timeout);
         }
-        sys::drain(self.wake);
+        drain(&self.bells.wake);
         self.check_killed();
     }
 
     fn notify_host(&self) {
-        sys::signal(self.done);
+        signal(&self.bells.done);
     }
 
     fn kick(&self, vnic: usize) {
-        if let Some(&fd) = self.kicks.get(vnic) {
-            sys::signal(fd);
+        if let Some(k) = self.bells.kicks.get(vnic) {
+            signal(k);
         }
     }
 

@@ -16,11 +16,13 @@
 //! process dies.
 
 use crate::backend::{Backend, ConsoleSink, Ended, LaunchSpec, Prepare};
-use crate::sys::{self, Mapping};
+use crate::platform::Doorbells;
 use crate::thread::{vnic_infos, write_boot_info};
 use clickos_ring::layout::{self, BootInfo, VnicInfo};
+use clickos_sys::{drain, signal, wait_readable, Mapping};
+use std::ffi::CString;
 use std::io::{BufRead, BufReader};
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStderr, Command, Stdio};
 use std::sync::mpsc;
@@ -49,9 +51,7 @@ pub struct ProcessBackend {
     control: Mapping,
     vnics: Vec<(Mapping, VnicInfo)>,
     _memfds: Vec<OwnedFd>,
-    wake: OwnedFd,
-    done: Arc<OwnedFd>,
-    kicks: Arc<Vec<OwnedFd>>,
+    bells: Arc<Doorbells>,
     reap: Arc<Reap>,
     reaper: Mutex<Option<std::thread::JoinHandle<()>>>,
     phases: Vec<(&'static str, Duration)>,
@@ -90,9 +90,9 @@ pub fn launch(spec: &LaunchSpec, prepare: Prepare) -> Result<Box<dyn Backend>, S
     let t0 = Instant::now();
     let infos = vnic_infos(spec)?;
     let err = |what: &str, e: std::io::Error| format!("{what}: {e}");
-    let control_fd =
-        sys::memfd("clickos-control", layout::CONTROL_SIZE as u64).map_err(|e| err("memfd", e))?;
-    let control = Mapping::shared(control_fd.as_raw_fd(), layout::CONTROL_SIZE)
+    let control_fd = clickos_sys::memfd(c"clickos-control", layout::CONTROL_SIZE as u64)
+        .map_err(|e| err("memfd", e))?;
+    let control = Mapping::shared(control_fd.as_fd(), layout::CONTROL_SIZE)
         .map_err(|e| err("mapping the control region", e))?;
     let mut bi = BootInfo::empty();
     bi.instance_id = spec.id;
@@ -105,10 +105,10 @@ pub fn launch(spec: &LaunchSpec, prepare: Prepare) -> Result<Box<dyn Backend>, S
     bi.nvnics = infos.len() as u32;
     let mut memfds = vec![];
     let mut vnics = vec![];
-    let mut kicks = vec![];
     for (k, info) in infos.into_iter().enumerate() {
-        let fd = sys::memfd(&format!("clickos-vnic{k}"), info.size).map_err(|e| err("memfd", e))?;
-        let m = Mapping::shared(fd.as_raw_fd(), info.size as usize)
+        let name = CString::new(format!("clickos-vnic{k}")).expect("no NUL in the name");
+        let fd = clickos_sys::memfd(&name, info.size).map_err(|e| err("memfd", e))?;
+        let m = Mapping::shared(fd.as_fd(), info.size as usize)
             .map_err(|e| err("mapping a vNIC region", e))?;
         // SAFETY: `m` maps info.size zeroed bytes used by nobody yet.
         unsafe { clickos_ring::ring::init_region(m.ptr(), &info) };
@@ -116,13 +116,10 @@ pub fn launch(spec: &LaunchSpec, prepare: Prepare) -> Result<Box<dyn Backend>, S
         bi.vnics[k] = info;
         memfds.push(fd);
         vnics.push((m, info));
-        kicks.push(sys::eventfd().map_err(|e| err("eventfd", e))?);
     }
     // SAFETY: the region is ours and no instance runs yet.
     unsafe { write_boot_info(control.ptr(), spec, &bi) };
-    let wake = sys::eventfd().map_err(|e| err("eventfd", e))?;
-    let done = Arc::new(sys::eventfd().map_err(|e| err("eventfd", e))?);
-    let kicks = Arc::new(kicks);
+    let bells = Arc::new(Doorbells::new(vnics.len()).map_err(|e| err("eventfd", e))?);
     prepare(control.ptr());
     let t_prep = t0.elapsed();
 
@@ -133,15 +130,16 @@ pub fn launch(spec: &LaunchSpec, prepare: Prepare) -> Result<Box<dyn Backend>, S
             None => std::env::current_exe().map_err(|e| err("locating the clickos binary", e))?,
         },
     };
-    let mut inherit: Vec<RawFd> = vec![control_fd.as_raw_fd(), wake.as_raw_fd(), done.as_raw_fd()];
+    let (wake, done) = (bells.wake.as_raw_fd(), bells.done.as_raw_fd());
+    let mut inherit: Vec<RawFd> = vec![control_fd.as_raw_fd(), wake, done];
     let mut args = vec![
         "__instance".to_string(),
         spec.id.to_string(),
         control_fd.as_raw_fd().to_string(),
-        wake.as_raw_fd().to_string(),
-        done.as_raw_fd().to_string(),
+        wake.to_string(),
+        done.to_string(),
     ];
-    for (m, k) in memfds.iter().zip(kicks.iter()) {
+    for (m, k) in memfds.iter().zip(bells.kicks.iter()) {
         inherit.push(m.as_raw_fd());
         inherit.push(k.as_raw_fd());
         args.push(format!("{}:{}", m.as_raw_fd(), k.as_raw_fd()));
@@ -159,7 +157,7 @@ pub fn launch(spec: &LaunchSpec, prepare: Prepare) -> Result<Box<dyn Backend>, S
         unsafe {
             cmd.pre_exec(move || {
                 for &fd in &inherit {
-                    sys::clear_cloexec(fd)?;
+                    clickos_sys::clear_cloexec(fd)?;
                 }
                 libc::prctl(
                     libc::PR_SET_PDEATHSIG,
@@ -185,15 +183,12 @@ pub fn launch(spec: &LaunchSpec, prepare: Prepare) -> Result<Box<dyn Backend>, S
     let reaper = {
         let reap = reap.clone();
         let console = spec.console.clone();
-        let (id, done, kicks) = (spec.id, done.clone(), kicks.clone());
+        let (id, bells) = (spec.id, bells.clone());
         std::thread::Builder::new()
             .name(format!("clickos-reap-{id}"))
             .spawn(move || {
                 reaper(pid, id, stderr, console, &reap);
-                sys::signal(done.as_raw_fd());
-                for k in kicks.iter() {
-                    sys::signal(k.as_raw_fd());
-                }
+                bells.ring_all();
             })
             .map_err(|e| format!("spawning the reaper thread: {e}"))?
     };
@@ -206,9 +201,7 @@ pub fn launch(spec: &LaunchSpec, prepare: Prepare) -> Result<Box<dyn Backend>, S
             v.push(control_fd);
             v
         },
-        wake,
-        done,
-        kicks,
+        bells,
         reap,
         reaper: Mutex::new(Some(reaper)),
         phases: vec![("prepare", t_prep), ("spawn", t0.elapsed() - t_prep)],
@@ -285,7 +278,7 @@ fn reaper(
         }
     } else if libc::WIFSIGNALED(status) {
         let sig = libc::WTERMSIG(status);
-        let mut m = format!("killed by signal {sig} ({})", sys::signal_name(sig));
+        let mut m = format!("killed by signal {sig} ({})", clickos_sys::signal_name(sig));
         if sig == libc::SIGSYS {
             m.push_str(": a system call the seccomp filter forbids");
         } else if !last.is_empty() {
@@ -316,21 +309,20 @@ impl Backend for ProcessBackend {
         self.vnics.get(k).map(|(m, info)| (m.ptr(), *info))
     }
     fn wake(&self) {
-        sys::signal(self.wake.as_raw_fd());
+        signal(&self.bells.wake);
     }
     fn wait_notify(&self, timeout: Duration) {
-        let fd = self.done.as_raw_fd();
         if self.ended().is_none() {
-            sys::poll_in(&[fd], Some(timeout));
+            wait_readable(&self.bells.done, Some(timeout));
         }
-        sys::drain(fd);
+        drain(&self.bells.done);
     }
     fn wait_vnic(&self, k: usize, timeout: Duration) {
-        if let Some(fd) = self.kicks.get(k) {
+        if let Some(kick) = self.bells.kicks.get(k) {
             if self.ended().is_none() {
-                sys::poll_in(&[fd.as_raw_fd()], Some(timeout));
+                wait_readable(kick, Some(timeout));
             }
-            sys::drain(fd.as_raw_fd());
+            drain(kick);
         }
     }
     fn ended(&self) -> Option<Ended> {

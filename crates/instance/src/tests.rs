@@ -4,12 +4,11 @@
 
 use crate::backend::{Backend, Ended, LaunchSpec, Prepare};
 use crate::instance::{Instance, InstanceOptions, State};
-use crate::sys::{self, Mapping};
 use crate::{ConfigError, CreateError, HandlerError};
 use clickos_ring::layout::{CONTROL_SIZE, DATA_OFF, MAILBOX_OFF};
 use clickos_ring::mailbox::{op, state, status, Mailbox, Request};
 use clickos_ring::VnicInfo;
-use std::os::fd::{AsRawFd, OwnedFd};
+use clickos_sys::{drain, signal, wait_readable, EventFd, Mapping};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -19,8 +18,8 @@ type Script = dyn Fn(&Mailbox, *mut u8, Request, &str, &[u8]) + Send + Sync;
 
 struct FakeShared {
     control: Mapping,
-    wake: OwnedFd,
-    done: OwnedFd,
+    wake: EventFd,
+    done: EventFd,
     stop: AtomicBool,
     ended: Mutex<Option<Ended>>,
 }
@@ -45,8 +44,8 @@ fn launch_fake(
     move |_spec, prepare| {
         let s = Arc::new(FakeShared {
             control: Mapping::anonymous(CONTROL_SIZE).map_err(|e| e.to_string())?,
-            wake: sys::eventfd().map_err(|e| e.to_string())?,
-            done: sys::eventfd().map_err(|e| e.to_string())?,
+            wake: clickos_sys::eventfd().map_err(|e| e.to_string())?,
+            done: clickos_sys::eventfd().map_err(|e| e.to_string())?,
             stop: AtomicBool::new(false),
             ended: Mutex::new(None),
         });
@@ -76,12 +75,12 @@ fn launch_fake(
                     };
                     script(mb, data, req, &name, &payload);
                     if mb.host_waiting.swap(0, Ordering::AcqRel) != 0 {
-                        sys::signal(s2.done.as_raw_fd());
+                        signal(&s2.done);
                     }
                     continue;
                 }
-                sys::poll_in(&[s2.wake.as_raw_fd()], Some(Duration::from_millis(5)));
-                sys::drain(s2.wake.as_raw_fd());
+                wait_readable(&s2.wake, Some(Duration::from_millis(5)));
+                drain(&s2.wake);
             }
         });
         Ok(Box::new(Fake {
@@ -99,11 +98,11 @@ impl Backend for Fake {
         None
     }
     fn wake(&self) {
-        sys::signal(self.s.wake.as_raw_fd());
+        signal(&self.s.wake);
     }
     fn wait_notify(&self, timeout: Duration) {
-        sys::poll_in(&[self.s.done.as_raw_fd()], Some(timeout));
-        sys::drain(self.s.done.as_raw_fd());
+        wait_readable(&self.s.done, Some(timeout));
+        drain(&self.s.done);
     }
     fn wait_vnic(&self, _k: usize, timeout: Duration) {
         std::thread::sleep(timeout);

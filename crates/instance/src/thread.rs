@@ -12,11 +12,10 @@
 //! exits.
 
 use crate::backend::{Backend, Ended, LaunchSpec, Prepare};
-use crate::platform::{ConsoleOut, EventPlatform, KilledToken};
-use crate::sys::{self, Mapping};
+use crate::platform::{ConsoleOut, Doorbells, EventPlatform, KilledToken};
 use clickos_ring::layout::{self, BootInfo, VnicInfo};
 use clickos_ring::Mailbox;
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use clickos_sys::{drain, signal, wait_readable, Mapping};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -26,9 +25,7 @@ use std::time::{Duration, Instant};
 struct Regions {
     control: Mapping,
     vnics: Vec<(Mapping, VnicInfo)>,
-    wake: OwnedFd,
-    done: OwnedFd,
-    kicks: Vec<OwnedFd>,
+    bells: Arc<Doorbells>,
 }
 
 struct Shared {
@@ -99,7 +96,6 @@ pub fn launch(spec: &LaunchSpec, prepare: Prepare) -> Result<Box<dyn Backend>, S
     let err = |what: &str, e: std::io::Error| format!("{what}: {e}");
     let control = Mapping::anonymous(layout::CONTROL_SIZE).map_err(|e| err("control region", e))?;
     let mut vnics = Vec::new();
-    let mut kicks = Vec::new();
     let mut bi = BootInfo::empty();
     bi.instance_id = spec.id;
     bi.control_base = control.ptr() as u64;
@@ -117,16 +113,14 @@ pub fn launch(spec: &LaunchSpec, prepare: Prepare) -> Result<Box<dyn Backend>, S
         info.base = m.ptr() as u64;
         bi.vnics[k] = info;
         vnics.push((m, info));
-        kicks.push(sys::eventfd().map_err(|e| err("eventfd", e))?);
     }
     // SAFETY: the region is ours and no instance runs yet.
     unsafe { write_boot_info(control.ptr(), spec, &bi) };
+    let bells = Doorbells::new(vnics.len()).map_err(|e| err("eventfd", e))?;
     let regions = Regions {
         control,
         vnics,
-        wake: sys::eventfd().map_err(|e| err("eventfd", e))?,
-        done: sys::eventfd().map_err(|e| err("eventfd", e))?,
-        kicks,
+        bells: Arc::new(bells),
     };
     prepare(regions.control.ptr());
     let t_prep = t0.elapsed();
@@ -137,15 +131,7 @@ pub fn launch(spec: &LaunchSpec, prepare: Prepare) -> Result<Box<dyn Backend>, S
         killed: killed.clone(),
     });
     let platform = EventPlatform {
-        wake: shared.regions.wake.as_raw_fd(),
-        done: shared.regions.done.as_raw_fd(),
-        kicks: shared
-            .regions
-            .kicks
-            .iter()
-            .map(|f| f.as_raw_fd())
-            .collect::<Vec<RawFd>>()
-            .into(),
+        bells: shared.regions.bells.clone(),
         console: ConsoleOut::Sink(spec.id, spec.console.clone()),
         memory_limited: false,
         killed: Some(killed),
@@ -178,10 +164,7 @@ pub fn launch(spec: &LaunchSpec, prepare: Prepare) -> Result<Box<dyn Backend>, S
                     *e = Some(end);
                 }
             }
-            sys::signal(s2.regions.done.as_raw_fd());
-            for k in &s2.regions.kicks {
-                sys::signal(k.as_raw_fd());
-            }
+            s2.regions.bells.ring_all();
         })
         .map_err(|e| format!("spawning the instance thread: {e}"))?;
     Ok(Box::new(ThreadBackend {
@@ -214,21 +197,21 @@ impl Backend for ThreadBackend {
             .map(|(m, info)| (m.ptr(), *info))
     }
     fn wake(&self) {
-        sys::signal(self.shared.regions.wake.as_raw_fd());
+        signal(&self.shared.regions.bells.wake);
     }
     fn wait_notify(&self, timeout: Duration) {
-        let fd = self.shared.regions.done.as_raw_fd();
+        let done = &self.shared.regions.bells.done;
         if self.ended().is_none() {
-            sys::poll_in(&[fd], Some(timeout));
+            wait_readable(done, Some(timeout));
         }
-        sys::drain(fd);
+        drain(done);
     }
     fn wait_vnic(&self, k: usize, timeout: Duration) {
-        if let Some(fd) = self.shared.regions.kicks.get(k) {
+        if let Some(kick) = self.shared.regions.bells.kicks.get(k) {
             if self.ended().is_none() {
-                sys::poll_in(&[fd.as_raw_fd()], Some(timeout));
+                wait_readable(kick, Some(timeout));
             }
-            sys::drain(fd.as_raw_fd());
+            drain(kick);
         }
     }
     fn ended(&self) -> Option<Ended> {
@@ -247,7 +230,7 @@ impl Backend for ThreadBackend {
         }
         self.shared.killed.store(true, Ordering::Relaxed);
         self.wake();
-        sys::signal(self.shared.regions.done.as_raw_fd());
+        signal(&self.shared.regions.bells.done);
     }
     fn phases(&self) -> Vec<(&'static str, Duration)> {
         self.phases.clone()

@@ -3,7 +3,6 @@
 //! read-only pages are shared between instances and only pages a guest
 //! writes are copied.
 
-use crate::sys;
 use clickos_ring::layout::{IMAGE_GPA, PAGE_SIZE, VNIC_GPA};
 use std::os::fd::OwnedFd;
 use std::sync::OnceLock;
@@ -102,8 +101,8 @@ impl Image {
             .max()
             .unwrap_or(IMAGE_GPA);
         let span = clickos_ring::layout::align_up(end - IMAGE_GPA, PAGE_SIZE);
-        let fd =
-            sys::memfd(c"clickos-image", span).map_err(|e| format!("guest image: memfd: {e}"))?;
+        let fd = clickos_sys::memfd(c"clickos-image", span)
+            .map_err(|e| format!("guest image: memfd: {e}"))?;
         let mut segments = Vec::new();
         let mut writable = 0;
         let mut sorted: Vec<_> = elf.loads.iter().collect();

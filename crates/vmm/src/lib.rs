@@ -18,19 +18,17 @@
 mod boot;
 mod image;
 mod seccomp;
-mod sys;
 mod vcpu;
 
 use clickos_ring::layout::{self as L, BootInfo, VnicInfo};
+use clickos_sys::{EventFd, Mapping};
 use kvm_bindings::{kvm_userspace_memory_region, Msrs};
 use kvm_ioctls::{IoEventAddress, Kvm, VmFd};
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::thread::JoinHandleExt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
-use sys::Mapping;
-use vmm_sys_util::eventfd::{EventFd, EFD_NONBLOCK};
 
 pub use boot::CONTROL_ALIAS;
 pub use image::GUEST_ELF;
@@ -87,7 +85,7 @@ pub fn available() -> Result<(), String> {
 fn kvm() -> Result<&'static Kvm, String> {
     static KVM: OnceLock<Result<Kvm, String>> = OnceLock::new();
     KVM.get_or_init(|| {
-        sys::raise_nofile();
+        clickos_sys::raise_nofile();
         vcpu::install_signal_handlers();
         Kvm::new().map_err(|e| format!("cannot open /dev/kvm: {e}"))
     })
@@ -131,9 +129,9 @@ impl Shared {
                 *x = Some(e);
             }
         }
-        let _ = self.notify.write(1);
+        clickos_sys::signal(&self.notify);
         for k in &self.kicks {
-            let _ = k.write(1);
+            clickos_sys::signal(k);
         }
     }
 }
@@ -204,16 +202,13 @@ impl Vm {
         lap("create VM", &mut phases);
 
         // Guest RAM: a shared memfd, the image mapped privately on top.
-        let ram_fd = sys::memfd(c"clickos-ram", mem).map_err(|e| format!("guest RAM: {e}"))?;
-        let ram = Mapping::shared(&ram_fd, mem as usize).map_err(|e| format!("guest RAM: {e}"))?;
-        // SAFETY: the image range lies inside the RAM mapping we own.
+        let ram_fd =
+            clickos_sys::memfd(c"clickos-ram", mem).map_err(|e| format!("guest RAM: {e}"))?;
+        let ram =
+            Mapping::shared(ram_fd.as_fd(), mem as usize).map_err(|e| format!("guest RAM: {e}"))?;
+        // SAFETY: nothing uses the fresh RAM mapping yet.
         unsafe {
-            Mapping::map(
-                ram.ptr.add(L::IMAGE_GPA as usize),
-                image.span as usize,
-                libc::MAP_PRIVATE | libc::MAP_FIXED,
-                &image.fd,
-            )
+            ram.overlay_private(L::IMAGE_GPA as usize, image.span as usize, image.fd.as_fd())
         }
         .map_err(|e| format!("mapping the guest image: {e}"))?;
         // SAFETY: slot 0 covers exactly the RAM mapping, which outlives the
@@ -224,7 +219,7 @@ impl Vm {
                 flags: 0,
                 guest_phys_addr: 0,
                 memory_size: mem,
-                userspace_addr: ram.ptr as u64,
+                userspace_addr: ram.ptr() as u64,
             })
         }
         .map_err(|e| format!("KVM_SET_USER_MEMORY_REGION: {e}"))?;
@@ -238,13 +233,13 @@ impl Vm {
                     v.slots, v.buf_size
                 )
             })?;
-            let fd =
-                sys::memfd(c"clickos-vnic", info.size).map_err(|e| format!("vNIC {k}: {e}"))?;
-            let map =
-                Mapping::shared(&fd, info.size as usize).map_err(|e| format!("vNIC {k}: {e}"))?;
+            let fd = clickos_sys::memfd(c"clickos-vnic", info.size)
+                .map_err(|e| format!("vNIC {k}: {e}"))?;
+            let map = Mapping::shared(fd.as_fd(), info.size as usize)
+                .map_err(|e| format!("vNIC {k}: {e}"))?;
             info.base = L::VNIC_GPA + k as u64 * L::VNIC_STRIDE;
             // SAFETY: the mapping is `info.size` bytes, laid out by vnic_layout.
-            unsafe { clickos_ring::ring::init_region(map.ptr, &info) };
+            unsafe { clickos_ring::ring::init_region(map.ptr(), &info) };
             // SAFETY: the slot covers exactly this mapping, which outlives the VM.
             unsafe {
                 vm.set_user_memory_region(kvm_userspace_memory_region {
@@ -252,7 +247,7 @@ impl Vm {
                     flags: 0,
                     guest_phys_addr: info.base,
                     memory_size: info.size,
-                    userspace_addr: map.ptr as u64,
+                    userspace_addr: map.ptr() as u64,
                 })
             }
             .map_err(|e| format!("vNIC {k}: KVM_SET_USER_MEMORY_REGION: {e}"))?;
@@ -264,15 +259,15 @@ impl Vm {
         let vnic_ranges: Vec<(u64, u64)> = vnics.iter().map(|v| (v.2.base, v.2.size)).collect();
         // SAFETY: the RAM mapping covers the control region.
         unsafe {
-            boot::write_gdt(ram.ptr);
-            boot::write_page_tables(ram.ptr, &plan, &image.segments, &vnic_ranges)?;
+            boot::write_gdt(ram.ptr());
+            boot::write_page_tables(ram.ptr(), &plan, &image.segments, &vnic_ranges)?;
         }
         // Prefault the stack top and the heap's first pages (the allocator's
         // metadata) on the host: a guest first touch costs far more.
         // SAFETY: both ranges are inside guest RAM.
         unsafe {
-            std::ptr::write_volatile(ram.ptr.add(mem as usize - 8) as *mut u64, 0);
-            std::ptr::write_volatile(ram.ptr.add(plan.heap_start as usize), 0u8);
+            std::ptr::write_volatile(ram.ptr().add(mem as usize - 8) as *mut u64, 0);
+            std::ptr::write_volatile(ram.ptr().add(plan.heap_start as usize), 0u8);
         }
         lap("page tables", &mut phases);
 
@@ -312,12 +307,12 @@ impl Vm {
         // SAFETY: the boot information page is in the RAM mapping; the
         // mailbox page likewise (reset before the guest exists).
         unsafe {
-            std::ptr::write_volatile(ram.ptr.add(L::BOOTINFO_OFF as usize) as *mut BootInfo, bi);
-            (*(ram.ptr.add(L::MAILBOX_OFF as usize) as *const clickos_ring::Mailbox)).reset();
+            std::ptr::write_volatile(ram.ptr().add(L::BOOTINFO_OFF as usize) as *mut BootInfo, bi);
+            (*(ram.ptr().add(L::MAILBOX_OFF as usize) as *const clickos_ring::Mailbox)).reset();
         }
 
         // Eventfds: wake (host → guest), notify (CTRL_DONE), kicks.
-        let efd = || EventFd::new(EFD_NONBLOCK).map_err(|e| format!("eventfd: {e}"));
+        let efd = || clickos_sys::eventfd().map_err(|e| format!("eventfd: {e}"));
         let wake = efd()?;
         let notify = efd()?;
         register(&vm, &notify, L::port::CTRL_DONE, 0)?;
@@ -329,14 +324,14 @@ impl Vm {
         }
         lap("eventfds", &mut phases);
 
-        prepare(ram.ptr);
+        prepare(ram.ptr());
         lap("prepare hook", &mut phases);
 
         let immediate_exit = &mut vcpu.get_kvm_run().immediate_exit as *mut u8;
         let shared = Arc::new(Shared {
             id: cfg.id,
             console: cfg.console.clone(),
-            ram: ram.ptr as usize,
+            ram: ram.ptr() as usize,
             guard_page: plan.guard,
             wake,
             notify,
@@ -383,17 +378,17 @@ impl Vm {
 
     /// Host mapping of the control region (GPA 0, `CONTROL_SIZE` bytes).
     pub fn control(&self) -> *mut u8 {
-        self.ram.ptr
+        self.ram.ptr()
     }
 
     /// Host mapping of vNIC `k` and its geometry (`base` = its GPA).
     pub fn vnic(&self, k: usize) -> Option<(*mut u8, VnicInfo)> {
-        self.vnics.get(k).map(|v| (v.0.ptr, v.2))
+        self.vnics.get(k).map(|v| (v.0.ptr(), v.2))
     }
 
     /// Wakes the guest if it is idle.
     pub fn wake(&self) {
-        let _ = self.shared.wake.write(1);
+        clickos_sys::signal(&self.shared.wake);
     }
 
     /// Waits for CTRL_DONE, the end of the VM, or `timeout`.
@@ -424,7 +419,7 @@ impl Vm {
             }
         }
         self.shared.killed.store(true, Ordering::Release);
-        let _ = self.shared.wake.write(1);
+        clickos_sys::signal(&self.shared.wake);
         let mut rs = self.shared.run.lock().unwrap();
         // SAFETY: pthread_self has no preconditions.
         if rs.running && rs.thread == unsafe { libc::pthread_self() } {
@@ -467,11 +462,11 @@ impl Vm {
     /// writable image pages (upper bound) and the kvm_run page. Kernel
     /// memory (KVM structures, shadow page tables: ~0.2 MB) is not counted.
     pub fn memory_footprint(&self) -> u64 {
-        sys::memfd_bytes(&self.ram_fd)
+        clickos_sys::memfd_bytes(self.ram_fd.as_fd())
             + self
                 .vnics
                 .iter()
-                .map(|v| sys::memfd_bytes(&v.1))
+                .map(|v| clickos_sys::memfd_bytes(v.1.as_fd()))
                 .sum::<u64>()
             + self.writable_image
             + L::PAGE_SIZE
@@ -503,19 +498,8 @@ fn wait_efd(e: &EventFd, timeout: Duration, ended: impl Fn() -> bool) {
     if ended() {
         return;
     }
-    let mut pfd = libc::pollfd {
-        fd: e.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    let ts = libc::timespec {
-        tv_sec: timeout.as_secs().min(i32::MAX as u64) as libc::time_t,
-        tv_nsec: timeout.subsec_nanos() as libc::c_long,
-    };
-    // SAFETY: one valid pollfd and timespec.
-    let n = unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
-    if n > 0 && !ended() {
-        let _ = e.read();
+    if clickos_sys::wait_readable(e, Some(timeout)) && !ended() {
+        clickos_sys::drain(e);
     }
 }
 
@@ -546,11 +530,11 @@ fn sample_tsc(vcpu: &kvm_ioctls::VcpuFd) -> Result<(u64, i64), String> {
         ..Default::default()
     }])
     .map_err(|e| format!("MSR list: {e:?}"))?;
-    let t0 = sys::realtime_ns();
+    let t0 = clickos_sys::realtime_ns();
     let n = vcpu
         .get_msrs(&mut msrs)
         .map_err(|e| format!("KVM_GET_MSRS (TSC): {e}"))?;
-    let t1 = sys::realtime_ns();
+    let t1 = clickos_sys::realtime_ns();
     if n != 1 {
         return Err("KVM_GET_MSRS: the TSC could not be read".into());
     }
@@ -560,10 +544,10 @@ fn sample_tsc(vcpu: &kvm_ioctls::VcpuFd) -> Result<(u64, i64), String> {
 /// An image of raw code (tests): one RX segment at IMAGE_GPA.
 fn raw_code_image(code: &[u8]) -> Result<image::Image, String> {
     let span = L::align_up(code.len().max(1) as u64, L::PAGE_SIZE);
-    let fd = sys::memfd(c"clickos-raw", span).map_err(|e| e.to_string())?;
-    let map = Mapping::shared(&fd, span as usize).map_err(|e| e.to_string())?;
+    let fd = clickos_sys::memfd(c"clickos-raw", span).map_err(|e| e.to_string())?;
+    let map = Mapping::shared(fd.as_fd(), span as usize).map_err(|e| e.to_string())?;
     // SAFETY: the fresh mapping holds `span >= code.len()` bytes.
-    unsafe { std::ptr::copy_nonoverlapping(code.as_ptr(), map.ptr, code.len()) };
+    unsafe { std::ptr::copy_nonoverlapping(code.as_ptr(), map.ptr(), code.len()) };
     Ok(image::Image {
         fd,
         entry: L::IMAGE_GPA,

@@ -1,14 +1,13 @@
 //! The vCPU thread: runs the guest, serves its hypercalls, and leaves when
 //! the guest ends or the host kills it.
 
-use crate::{sys, Exit, Shared};
+use crate::{Exit, Shared};
 use clickos_ring::layout::{port, CONSOLE_OFF, CONSOLE_SIZE, MAILBOX_OFF};
 use clickos_ring::Mailbox;
 use kvm_ioctls::{VcpuExit, VcpuFd, VmFd};
-use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The signal that kicks a vCPU thread out of KVM_RUN (no-op handler,
 /// no SA_RESTART).
@@ -181,38 +180,16 @@ impl Shared {
         let timeout = if deadline == 0 {
             None
         } else {
-            let left = deadline as i128 - sys::realtime_ns() as i128;
+            let left = deadline as i128 - clickos_sys::realtime_ns() as i128;
             if left <= 0 {
                 // Already due: just drain a pending wake-up.
-                self.drain_wake();
+                clickos_sys::drain(&self.wake);
                 return;
             }
-            let left = left.min(3600 * 1_000_000_000) as i64;
-            Some(libc::timespec {
-                tv_sec: left / 1_000_000_000,
-                tv_nsec: left % 1_000_000_000,
-            })
+            Some(Duration::from_nanos(left.min(3600 * 1_000_000_000) as u64))
         };
-        let mut pfd = libc::pollfd {
-            fd: self.wake.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: one valid pollfd; timeout pointer valid or null.
-        let n = unsafe {
-            libc::ppoll(
-                &mut pfd,
-                1,
-                timeout.as_ref().map_or(std::ptr::null(), |t| t as *const _),
-                std::ptr::null(),
-            )
-        };
-        if n > 0 {
-            self.drain_wake();
+        if clickos_sys::wait_readable(&self.wake, timeout) {
+            clickos_sys::drain(&self.wake);
         }
-    }
-
-    fn drain_wake(&self) {
-        let _ = self.wake.read();
     }
 }
