@@ -305,28 +305,29 @@ fn read_handlers(inst: &Instance, specs: &[String]) -> (String, Vec<String>) {
     let mut errs = Vec::new();
     let elements: Vec<String> = inst.list().unwrap_or_default();
     let print_names = specs.len() > 1;
-    let one =
-        |full: &str, named: bool, out: &mut String, errs: &mut Vec<String>| match inst.read(full) {
-            Ok(mut v) => {
-                if named {
-                    out.push_str(full);
-                    out.push_str(":\n");
-                }
-                if !v.is_empty() && !v.ends_with('\n') {
-                    v.push('\n');
-                }
-                out.push_str(&v);
-                if named {
-                    out.push('\n');
-                }
+    let one = |full: &str, named: bool, out: &mut String, errs: &mut Vec<String>| match inst
+        .read(full)
+    {
+        Ok(mut v) => {
+            if named {
+                out.push_str(full);
+                out.push_str(":\n");
             }
-            // Click's wording for the common cases.
-            Err(HandlerError::NoElement(_)) | Err(HandlerError::NoHandler(_)) => {
-                errs.push(format!("no '{full}' handler"))
+            if !v.is_empty() && !v.ends_with('\n') {
+                v.push('\n');
             }
-            Err(HandlerError::Permission(_)) => errs.push(format!("'{full}' is a write handler")),
-            Err(e) => errs.push(format!("{full}: {e}")),
-        };
+            out.push_str(&v);
+            if named {
+                out.push('\n');
+            }
+        }
+        // Click's wording for the common cases.
+        Err(HandlerError::NoSuchElement(_)) | Err(HandlerError::NoSuchHandler(_)) => {
+            errs.push(format!("no '{full}' handler"))
+        }
+        Err(HandlerError::PermissionDenied(_)) => errs.push(format!("'{full}' is a write handler")),
+        Err(e) => errs.push(format!("{full}: {e}")),
+    };
     for spec in specs {
         let Some(dot) = spec.rfind('.') else {
             one(spec, print_names, &mut out, &mut errs);

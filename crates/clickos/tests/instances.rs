@@ -156,24 +156,27 @@ fn handler_errors_have_kinds() {
     each_level(|level| {
         let i = create(level, TIMED);
         assert!(
-            matches!(i.read("nope.count"), Err(HandlerError::NoElement(_))),
+            matches!(i.read("nope.count"), Err(HandlerError::NoSuchElement(_))),
             "{level}: {:?}",
             i.read("nope.count")
         );
         assert!(
-            matches!(i.read("c.nope"), Err(HandlerError::NoHandler(_))),
+            matches!(i.read("c.nope"), Err(HandlerError::NoSuchHandler(_))),
             "{level}: {:?}",
             i.read("c.nope")
         );
         assert!(
-            matches!(i.write("c.count", "3"), Err(HandlerError::Permission(_))),
+            matches!(
+                i.write("c.count", "3"),
+                Err(HandlerError::PermissionDenied(_))
+            ),
             "{level}: {:?}",
             i.write("c.count", "3")
         );
         let long = "x".repeat(300);
         assert!(matches!(i.read(&long), Err(HandlerError::BadRequest(_))));
         assert!(
-            matches!(i.fault("panic"), Err(HandlerError::Permission(_))),
+            matches!(i.fault("panic"), Err(HandlerError::PermissionDenied(_))),
             "{level}: faults need fault_injection"
         );
         assert!(i.read("c.count").is_ok());
@@ -209,7 +212,10 @@ fn configuration_errors_and_atomic_replace() {
             .unwrap();
         i.wait_stopped(Duration::from_secs(5)).unwrap();
         assert_eq!(i.read("d.count").unwrap().trim(), "7");
-        assert!(matches!(i.read("c.count"), Err(HandlerError::NoElement(_))));
+        assert!(matches!(
+            i.read("c.count"),
+            Err(HandlerError::NoSuchElement(_))
+        ));
         // Compound elements: names are plain strings for the engine.
         i.install(
             "elementclass Two { input -> c :: Counter -> output }\n\

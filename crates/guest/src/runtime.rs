@@ -14,10 +14,8 @@ use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
 use click::prelude::*;
-use clickos_ring::layout::{
-    BootInfo, BOOTINFO_OFF, DATA_OFF, DATA_SIZE, FLAG_FAULT_INJECTION, MAILBOX_OFF,
-};
-use clickos_ring::mailbox::{op, state, status, Mailbox, Request};
+use clickos_ring::layout::{BootInfo, BOOTINFO_OFF, FLAG_FAULT_INJECTION};
+use clickos_ring::mailbox::{state, GuestEnd, Mailbox, Op, Status};
 use core::sync::atomic::{fence, Ordering};
 
 /// What differs between isolation levels. Cheap to clone (the router's
@@ -85,9 +83,8 @@ pub unsafe fn run<P: Platform>(control: *mut u8, platform: P) -> u32 {
         platform.console(&format!("clickos instance: {e}"));
         return 2;
     }
-    // SAFETY: the mailbox page is inside the control region; all its
-    // scalar fields are atomics, so sharing it with the host is sound.
-    let mb: &Mailbox = unsafe { &*(control.add(MAILBOX_OFF as usize) as *const Mailbox) };
+    // SAFETY: the caller guarantees the whole control region for the call.
+    let mailbox = unsafe { GuestEnd::new(control) };
     // SAFETY: the vNIC regions are mapped where the boot information says
     // (the caller's guarantee); the table validates their geometry.
     let vnics = match unsafe { VnicTable::new(&boot, platform.clone()) } {
@@ -99,31 +96,38 @@ pub unsafe fn run<P: Platform>(control: *mut u8, platform: P) -> u32 {
     };
     let mut rt = Runtime {
         platform,
-        mb,
-        // SAFETY: the data area is inside the control region.
-        data: unsafe { control.add(DATA_OFF as usize) },
+        mailbox,
         boot,
         registry: registry(),
         router: None,
         vnic_elems: Vec::new(),
         vnics,
-        last_served: 0,
         stopped_reported: false,
     };
     rt.main_loop()
 }
 
-struct Runtime<'m, P: Platform> {
+/// The status a handler error is answered with: the engine's names and
+/// the mailbox's are the same.
+pub fn status_of(e: &HandlerError) -> Status {
+    match e {
+        HandlerError::NoSuchElement(_) => Status::NoSuchElement,
+        HandlerError::NoSuchHandler(_) => Status::NoSuchHandler,
+        HandlerError::PermissionDenied(_) => Status::PermissionDenied,
+        HandlerError::Failed(_) => Status::Failed,
+        HandlerError::Busy(_) => Status::Busy,
+    }
+}
+
+struct Runtime<P: Platform> {
     platform: P,
-    mb: &'m Mailbox,
-    data: *mut u8,
+    mailbox: GuestEnd,
     boot: BootInfo,
     registry: Registry,
     router: Option<Router>,
     /// Indices of the router's `FromVNIC` elements (woken when frames come).
     vnic_elems: Vec<usize>,
     vnics: Rc<VnicTable>,
-    last_served: u32,
     stopped_reported: bool,
 }
 
@@ -132,12 +136,17 @@ enum Served {
     Exit(u32),
 }
 
-impl<P: Platform> Runtime<'_, P> {
+impl<P: Platform> Runtime<P> {
+    #[inline]
+    fn mb(&self) -> &Mailbox {
+        self.mailbox.mailbox()
+    }
+
     fn main_loop(&mut self) -> u32 {
-        self.mb.state.store(state::EMPTY, Ordering::Release);
+        self.mb().state.store(state::EMPTY, Ordering::Release);
         let mut beat: u64 = 0;
         loop {
-            if self.mb.pending(self.last_served) {
+            if self.mailbox.pending() {
                 if let Served::Exit(code) = self.serve() {
                     self.set_state(state::EXITED);
                     self.platform.notify_host();
@@ -158,7 +167,7 @@ impl<P: Platform> Runtime<'_, P> {
             match run {
                 RunState::Busy => {
                     beat = beat.wrapping_add(1);
-                    self.mb.heartbeat.store(beat, Ordering::Relaxed);
+                    self.mb().heartbeat.store(beat, Ordering::Relaxed);
                 }
                 RunState::Idle(deadline) => self.sleep(deadline),
                 RunState::Stopped => {
@@ -174,7 +183,7 @@ impl<P: Platform> Runtime<'_, P> {
     }
 
     fn set_state(&self, s: u32) {
-        self.mb.state.store(s, Ordering::Release);
+        self.mb().state.store(s, Ordering::Release);
     }
 
     /// The state to show while not sleeping.
@@ -195,14 +204,14 @@ impl<P: Platform> Runtime<'_, P> {
         } else {
             awake
         };
-        self.mb.idle_deadline.store(
+        self.mb().idle_deadline.store(
             deadline.map_or(0, |t| t.nsec().max(1) as u64),
             Ordering::Relaxed,
         );
         self.set_state(sleeping);
         fence(Ordering::SeqCst);
         let rx = !self.vnic_elems.is_empty() && self.vnics.arm_rx_wakeups();
-        if !self.mb.pending(self.last_served) && !rx {
+        if !self.mailbox.pending() && !rx {
             self.platform.idle(deadline);
         }
         self.set_state(awake);
@@ -215,109 +224,78 @@ impl<P: Platform> Runtime<'_, P> {
 
     /// Serves the pending request.
     fn serve(&mut self) -> Served {
-        let req = match Request::take(self.mb) {
+        let req = match self.mailbox.take() {
             Ok(r) => r,
             Err(r) => {
                 self.reply(
                     r.seq,
-                    status::BAD_REQUEST,
+                    Status::BadRequest,
                     "request name or payload too long",
                 );
                 return Served::Continue;
             }
         };
-        // Snapshot name and payload: the host may not change them under us.
-        let mut name_bytes = [0u8; 256];
-        for (i, b) in name_bytes.iter_mut().enumerate().take(req.name_len) {
-            *b = self.mb.name[i];
-        }
-        let Ok(name) = core::str::from_utf8(&name_bytes[..req.name_len]) else {
-            self.reply(req.seq, status::BAD_REQUEST, "handler name is not UTF-8");
+        let Ok(name) = core::str::from_utf8(req.name()) else {
+            self.reply(req.seq, Status::BadRequest, "handler name is not UTF-8");
             return Served::Continue;
         };
         let name = String::from(name);
         let mut payload = alloc::vec![0u8; req.data_len];
-        // SAFETY: data_len <= DATA_SIZE (checked by Request::take) and the
-        // data area is DATA_SIZE bytes of the control region.
-        unsafe { core::ptr::copy_nonoverlapping(self.data, payload.as_mut_ptr(), req.data_len) };
+        self.mailbox.read_payload(&req, &mut payload);
         let text = String::from_utf8_lossy(&payload).into_owned();
-        match req.op {
-            op::READ => {
+        let Some(op) = Op::from_code(req.op) else {
+            let msg = format!("unknown mailbox operation {}", req.op);
+            self.reply(req.seq, Status::BadRequest, &msg);
+            return Served::Continue;
+        };
+        match op {
+            Op::Read => {
                 let r = match &self.router {
                     None => return self.no_router(req.seq),
                     Some(r) if text.is_empty() => r.read_handler(&name),
                     Some(r) => r.read_handler_param(&name, &text),
                 };
                 match r {
-                    Ok(v) => self.reply(req.seq, status::OK, &v),
+                    Ok(v) => self.reply(req.seq, Status::Ok, &v),
                     Err(e) => self.reply_err(req.seq, &e),
                 }
             }
-            op::WRITE => {
+            Op::Write => {
                 let r = match &self.router {
                     None => return self.no_router(req.seq),
                     Some(r) => r.write_handler(&name, &text),
                 };
                 match r {
-                    Ok(()) => self.reply(req.seq, status::OK, ""),
+                    Ok(()) => self.reply(req.seq, Status::Ok, ""),
                     Err(e) => self.reply_err(req.seq, &e),
                 }
             }
-            op::LIST => self.list(req.seq, &name),
-            op::INSTALL => self.install(req.seq, &name, &text),
-            op::STOP => {
+            Op::List => self.list(req.seq, &name),
+            Op::Install => self.install(req.seq, &name, &text),
+            Op::Stop => {
                 if let Some(r) = self.router.take() {
                     r.stop();
                     r.cleanup();
                 }
-                self.reply(req.seq, status::OK, "");
+                self.reply(req.seq, Status::Ok, "");
                 return Served::Exit(0);
             }
-            op::FAULT => self.fault(req.seq, &text),
-            other => self.reply(
-                req.seq,
-                status::BAD_REQUEST,
-                &format!("unknown mailbox operation {other}"),
-            ),
+            Op::Fault => self.fault(req.seq, &text),
         }
         Served::Continue
     }
 
     fn no_router(&mut self, seq: u32) -> Served {
-        self.reply(seq, status::NO_ROUTER, "no configuration installed");
+        self.reply(seq, Status::NoRouter, "no configuration installed");
         Served::Continue
     }
 
     fn reply_err(&mut self, seq: u32, e: &HandlerError) {
-        let code = match e {
-            HandlerError::NoSuchElement(_) => status::NO_ELEMENT,
-            HandlerError::NoSuchHandler(_) => status::NO_HANDLER,
-            HandlerError::PermissionDenied(_) => status::PERMISSION,
-            HandlerError::Failed(_) => status::FAILED,
-            HandlerError::Busy(_) => status::BUSY,
-        };
-        self.reply(seq, code, &format!("{e}"));
+        self.reply(seq, status_of(e), &format!("{e}"));
     }
 
-    fn reply(&mut self, seq: u32, code: u32, payload: &str) {
-        let (code, bytes) = if payload.len() > DATA_SIZE {
-            (
-                status::TOO_LARGE,
-                "reply larger than the mailbox data area".as_bytes(),
-            )
-        } else {
-            (code, payload.as_bytes())
-        };
-        // SAFETY: bytes.len() <= DATA_SIZE, the size of the data area.
-        unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), self.data, bytes.len()) };
-        self.mb.status.store(code, Ordering::Relaxed);
-        self.mb
-            .resp_len
-            .store(bytes.len() as u32, Ordering::Relaxed);
-        self.mb.resp_seq.store(seq, Ordering::Release);
-        self.last_served = seq;
-        fence(Ordering::SeqCst);
-        if self.mb.host_waiting.swap(0, Ordering::AcqRel) != 0 {
+    fn reply(&mut self, seq: u32, status: Status, payload: &str) {
+        if self.mailbox.reply(seq, status, payload.as_bytes()) {
             self.platform.notify_host();
         }
     }
@@ -335,8 +313,8 @@ impl<P: Platform> Runtime<'_, P> {
             }
         } else {
             let Some(i) = r.element_index(name) else {
-                let msg = format!("{}", HandlerError::NoSuchElement(name.into()));
-                self.reply(seq, status::NO_ELEMENT, &msg);
+                let e = HandlerError::NoSuchElement(name.into());
+                self.reply_err(seq, &e);
                 return;
             };
             for (h, mode) in r.core().element_handlers(i) {
@@ -346,7 +324,7 @@ impl<P: Platform> Runtime<'_, P> {
                 out.push('\n');
             }
         }
-        self.reply(seq, status::OK, &out);
+        self.reply(seq, Status::Ok, &out);
     }
 
     /// Installs `config` atomically: the running router is replaced only
@@ -375,7 +353,7 @@ impl<P: Platform> Runtime<'_, P> {
                 if self.router.is_some() {
                     msg.push_str("; the previous configuration keeps running");
                 }
-                self.reply(seq, status::CONFIG, &msg);
+                self.reply(seq, Status::Config, &msg);
             }
             Ok(new) => {
                 if let Some(old) = self.router.take() {
@@ -385,7 +363,7 @@ impl<P: Platform> Runtime<'_, P> {
                 self.vnic_elems = crate::vnic::element_indices(&new);
                 self.router = Some(new);
                 self.stopped_reported = false;
-                self.mb.generation.fetch_add(1, Ordering::Relaxed);
+                self.mb().generation.fetch_add(1, Ordering::Relaxed);
                 self.set_state(self.awake_state());
                 // The first scheduler pass belongs to the install: boot time
                 // is measured to "configuration installed and first task run".
@@ -393,9 +371,9 @@ impl<P: Platform> Runtime<'_, P> {
                     r.run_pass();
                 }
                 let t = self.platform.now().nsec().max(1) as u64;
-                self.mb.first_run.store(t, Ordering::Relaxed);
+                self.mb().first_run.store(t, Ordering::Relaxed);
                 self.set_state(self.awake_state());
-                self.reply(seq, status::OK, "");
+                self.reply(seq, Status::Ok, "");
             }
         }
     }
@@ -405,7 +383,7 @@ impl<P: Platform> Runtime<'_, P> {
         if self.boot.flags & FLAG_FAULT_INJECTION == 0 {
             self.reply(
                 seq,
-                status::PERMISSION,
+                Status::PermissionDenied,
                 "fault injection is not enabled for this instance",
             );
             return;
@@ -413,7 +391,7 @@ impl<P: Platform> Runtime<'_, P> {
         match kind.trim() {
             "panic" => panic!("injected fault: panic"),
             "spin" => {
-                self.reply(seq, status::OK, "");
+                self.reply(seq, Status::Ok, "");
                 self.set_state(state::RUNNING);
                 loop {
                     core::hint::spin_loop();
@@ -423,12 +401,12 @@ impl<P: Platform> Runtime<'_, P> {
                 if !self.platform.memory_limited() {
                     self.reply(
                         seq,
-                        status::FAILED,
+                        Status::Failed,
                         "the oom fault needs a memory-limited isolation level",
                     );
                     return;
                 }
-                self.reply(seq, status::OK, "");
+                self.reply(seq, Status::Ok, "");
                 let mut hog: Vec<Vec<u8>> = Vec::new();
                 loop {
                     let mut v = Vec::with_capacity(1 << 20);
@@ -438,25 +416,25 @@ impl<P: Platform> Runtime<'_, P> {
                 }
             }
             "scribble-mailbox" => {
-                self.mb.status.store(0xDEAD_BEEF, Ordering::Relaxed);
-                self.mb.resp_len.store(u32::MAX, Ordering::Relaxed);
-                self.mb.state.store(0x7777, Ordering::Relaxed);
-                self.mb
-                    .resp_seq
+                let mb = self.mb();
+                mb.status.store(0xDEAD_BEEF, Ordering::Relaxed);
+                mb.resp_len.store(u32::MAX, Ordering::Relaxed);
+                mb.state.store(0x7777, Ordering::Relaxed);
+                mb.resp_seq
                     .store(seq.wrapping_add(0x1234_5678), Ordering::Release);
-                self.last_served = seq;
+                self.mailbox.mark_served(seq);
                 self.platform.notify_host();
             }
             "scribble-rings" => {
                 self.vnics.scribble();
-                self.reply(seq, status::OK, "");
+                self.reply(seq, Status::Ok, "");
                 for k in 0..self.vnics.len() {
                     self.platform.kick(k);
                 }
             }
             other => self.reply(
                 seq,
-                status::BAD_REQUEST,
+                Status::BadRequest,
                 &format!(
                     "unknown fault '{other}' (panic, spin, oom, scribble-mailbox, scribble-rings)"
                 ),

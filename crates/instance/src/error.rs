@@ -1,17 +1,21 @@
 //! Errors of the instance layer.
 
 use crate::backend::Ended;
+use clickos_ring::mailbox::Status;
 use std::fmt;
 
-/// A handler call (or any mailbox request) failed.
+/// A handler call (or any mailbox request) failed. The first five cases
+/// are the engine's (`click::router::HandlerError`), with its names; the
+/// instance's message comes with each.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum HandlerError {
     /// No element of that name.
-    NoElement(String),
+    NoSuchElement(String),
     /// The element has no such handler.
-    NoHandler(String),
-    /// The handler exists but not in that direction (read/write).
-    Permission(String),
+    NoSuchHandler(String),
+    /// The handler exists but not in that direction (read/write), or the
+    /// operation is not enabled.
+    PermissionDenied(String),
     /// The handler ran and failed; the engine's message.
     Failed(String),
     /// A configuration did not parse or initialise: one `file:line: msg`
@@ -34,9 +38,9 @@ pub enum HandlerError {
 impl fmt::Display for HandlerError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            HandlerError::NoElement(m) => write!(f, "no such element: {m}"),
-            HandlerError::NoHandler(m) => write!(f, "no such handler: {m}"),
-            HandlerError::Permission(m) => write!(f, "permission denied: {m}"),
+            HandlerError::NoSuchElement(m) => write!(f, "no such element: {m}"),
+            HandlerError::NoSuchHandler(m) => write!(f, "no such handler: {m}"),
+            HandlerError::PermissionDenied(m) => write!(f, "permission denied: {m}"),
             HandlerError::Failed(m) => write!(f, "handler failed: {m}"),
             HandlerError::Config(lines) => write!(f, "configuration error:\n{}", lines.join("\n")),
             HandlerError::BadRequest(m) => write!(f, "bad request: {m}"),
@@ -50,6 +54,40 @@ impl fmt::Display for HandlerError {
 }
 
 impl std::error::Error for HandlerError {}
+
+impl HandlerError {
+    /// The result a reply stands for: the payload for `Ok`, else the error
+    /// of that status with the payload as its message (`name` when the
+    /// payload is empty; a configuration error's lines).
+    pub fn from_reply(status: Status, payload: String, name: &str) -> Result<String, HandlerError> {
+        let msg = || {
+            let p = payload.trim_end();
+            if p.is_empty() {
+                name.to_string()
+            } else {
+                p.to_string()
+            }
+        };
+        Err(match status {
+            Status::Ok => return Ok(payload),
+            Status::NoSuchElement => HandlerError::NoSuchElement(msg()),
+            Status::NoSuchHandler => HandlerError::NoSuchHandler(msg()),
+            Status::PermissionDenied => HandlerError::PermissionDenied(msg()),
+            Status::Failed => HandlerError::Failed(msg()),
+            Status::Config => HandlerError::Config(
+                payload
+                    .lines()
+                    .filter(|l| !l.trim().is_empty())
+                    .map(str::to_string)
+                    .collect(),
+            ),
+            Status::BadRequest => HandlerError::BadRequest(msg()),
+            Status::NoRouter => HandlerError::NoRouter,
+            Status::TooLarge => HandlerError::TooLarge,
+            Status::Busy => HandlerError::Busy,
+        })
+    }
+}
 
 /// Installing a configuration failed; the old one (if any) keeps running.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -4,11 +4,11 @@
 use crate::backend::{Backend, ConsoleSink, Ended, Isolation, LaunchSpec, VnicSpec};
 use crate::error::{ConfigError, CreateError, HandlerError};
 use crate::watchdog;
-use clickos_ring::layout::{self, DATA_OFF, DATA_SIZE};
-use clickos_ring::mailbox::{op, state, status, Mailbox, NAME_MAX};
+use clickos_ring::layout::DATA_SIZE;
+use clickos_ring::mailbox::{state, Corruption, HostEnd, Mailbox, Op, PostError, Status, NAME_MAX};
 use clickos_ring::ring::{Consumer, Dir, Producer, RingError};
 use std::path::PathBuf;
-use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -95,9 +95,9 @@ struct Port {
 pub(crate) struct Inner {
     pub(crate) id: u32,
     pub(crate) backend: Box<dyn Backend>,
-    /// The last request sequence number posted (trusted copy; the mailbox's
-    /// own `req_seq` is never read back). Held during a whole request.
-    client: Mutex<u32>,
+    /// The host's end of the mailbox (it keeps the trusted copy of the
+    /// last sequence number). Held during a whole request.
+    client: Mutex<HostEnd>,
     /// Mirror of the client's sequence number for the watchdog.
     pub(crate) posted: AtomicU32,
     /// Why the host ended the instance when that is not a plain kill.
@@ -122,22 +122,10 @@ pub struct Instance {
     vnic_count: usize,
 }
 
-/// A parsed reply.
+/// A validated reply.
 struct Reply {
-    status: u32,
+    status: Status,
     payload: String,
-}
-
-fn op_name(o: u32) -> &'static str {
-    match o {
-        op::READ => "READ",
-        op::WRITE => "WRITE",
-        op::LIST => "LIST",
-        op::INSTALL => "INSTALL",
-        op::STOP => "STOP",
-        op::FAULT => "FAULT",
-        _ => "request",
-    }
 }
 
 fn fmt_dur(d: Duration) -> String {
@@ -148,32 +136,16 @@ fn fmt_dur(d: Duration) -> String {
     }
 }
 
-/// Writes a request's name and payload and publishes `seq`.
-///
-/// # Safety
-/// `control` must map a whole control region.
-unsafe fn post(control: *mut u8, seq: u32, o: u32, name: &[u8], data: &[u8]) {
-    debug_assert!(name.len() <= NAME_MAX && data.len() <= DATA_SIZE);
-    // SAFETY: the caller guarantees the region; name and data were checked
-    // against the field and area sizes.
-    unsafe {
-        let mb = &*(control.add(layout::MAILBOX_OFF as usize) as *const Mailbox);
-        let name_dst = std::ptr::addr_of!(mb.name) as *mut u8;
-        std::ptr::copy_nonoverlapping(name.as_ptr(), name_dst, name.len());
-        std::ptr::copy_nonoverlapping(data.as_ptr(), control.add(DATA_OFF as usize), data.len());
-        mb.op.store(o, Ordering::Relaxed);
-        mb.name_len.store(name.len() as u32, Ordering::Relaxed);
-        mb.data_len.store(data.len() as u32, Ordering::Relaxed);
-        mb.host_waiting.store(0, Ordering::Relaxed);
-        mb.req_seq.store(seq, Ordering::Release);
-    }
-}
-
 impl Inner {
     pub(crate) fn mailbox(&self) -> &Mailbox {
         // SAFETY: the backend maps the control region for its whole life,
         // and the mailbox page lies inside it.
-        unsafe { &*(self.backend.control().add(layout::MAILBOX_OFF as usize) as *const Mailbox) }
+        unsafe {
+            &*(self
+                .backend
+                .control()
+                .add(clickos_ring::layout::MAILBOX_OFF as usize) as *const Mailbox)
+        }
     }
 
     pub(crate) fn ended(&self) -> Option<Ended> {
@@ -210,97 +182,87 @@ impl Inner {
         )
     }
 
+    /// Ends the instance for a corrupted mailbox; the error to return.
+    fn corrupted(&self, c: Corruption) -> HandlerError {
+        self.crash(c.to_string());
+        self.ended_err()
+    }
+
     /// One request/reply exchange.
-    fn request(&self, o: u32, name: &str, data: &[u8]) -> Result<Reply, HandlerError> {
-        if name.len() > NAME_MAX {
-            return Err(HandlerError::BadRequest(format!(
-                "name longer than {NAME_MAX} bytes"
-            )));
-        }
-        if data.len() > DATA_SIZE {
-            return Err(HandlerError::TooLarge);
-        }
-        let mut seq = self.client.lock().unwrap_or_else(|e| e.into_inner());
+    fn request(&self, o: Op, name: &str, data: &[u8]) -> Result<Reply, HandlerError> {
+        let local = |e: PostError| match e {
+            PostError::NameTooLong => {
+                HandlerError::BadRequest(format!("name longer than {NAME_MAX} bytes"))
+            }
+            PostError::TooLarge => HandlerError::TooLarge,
+            PostError::Corrupt(c) => self.corrupted(c),
+        };
+        HostEnd::check(name.as_bytes(), data).map_err(local)?;
+        let mut host = self.client.lock().unwrap_or_else(|e| e.into_inner());
         if self.ended().is_some() {
             return Err(self.ended_err());
         }
-        let next = seq.wrapping_add(1);
-        let mb = self.mailbox();
-        let prev = mb.resp_seq.load(Ordering::Acquire);
-        if prev != *seq {
-            let why = format!("corrupted mailbox: resp_seq {prev} before request {next}");
-            self.crash(why);
-            return Err(self.ended_err());
-        }
-        *seq = next;
+        let next = host.next_seq().map_err(|c| self.corrupted(c))?;
+        // The watchdog's mirror moves first: it must never see a reply
+        // ahead of the request it answers.
         self.posted.store(next, Ordering::SeqCst);
-        // SAFETY: the control region is mapped for the backend's life.
-        unsafe { post(self.backend.control(), next, o, name.as_bytes(), data) };
-        fence(Ordering::SeqCst);
-        if mb.state.load(Ordering::Relaxed) != state::RUNNING {
+        let posted = host.post(o, name.as_bytes(), data).map_err(local)?;
+        if posted.wake {
             self.backend.wake();
         }
-        let timeout = if o == op::INSTALL {
+        let timeout = if o == Op::Install {
             self.watchdog.max(self.boot_timeout)
         } else {
             self.watchdog
         };
-        self.wait_reply(next, o, name, timeout)
+        self.wait_reply(&host, o, name, timeout)
     }
 
-    /// Waits for the reply to request `seq` and validates it.
+    /// Waits for the reply to the request `host` last posted and validates
+    /// it.
     fn wait_reply(
         &self,
-        seq: u32,
-        o: u32,
+        host: &HostEnd,
+        o: Op,
         name: &str,
         timeout: Duration,
     ) -> Result<Reply, HandlerError> {
-        let mb = self.mailbox();
         let t0 = Instant::now();
-        let check = |resp: u32| -> Result<bool, HandlerError> {
-            if resp == seq {
-                Ok(true)
-            } else if resp == seq.wrapping_sub(1) {
-                Ok(false)
-            } else {
-                self.crash(format!(
-                    "corrupted mailbox: resp_seq {resp} while request {seq} is outstanding"
-                ));
-                Err(self.ended_err())
-            }
-        };
         // Spin briefly: a running instance answers within one scheduler pass.
         let mut answered = false;
         while t0.elapsed() < Duration::from_micros(30) {
-            if check(mb.resp_seq.load(Ordering::Acquire))? {
+            if host.replied().map_err(|c| self.corrupted(c))? {
                 answered = true;
                 break;
             }
             std::hint::spin_loop();
         }
         if !answered {
-            self.block_for_reply(o, name, timeout, t0, &check)?;
+            self.block_for_reply(host, o, name, timeout, t0)?;
         }
-        self.take_reply()
+        let reply = host.reply().map_err(|c| self.corrupted(c))?;
+        let mut buf = vec![0u8; reply.len];
+        host.read_data(&mut buf);
+        Ok(Reply {
+            status: reply.status,
+            payload: String::from_utf8_lossy(&buf).into_owned(),
+        })
     }
 
     /// The slow path of [`wait_reply`](Self::wait_reply): announce that we
     /// block, then sleep on the backend's notification in short slices.
     fn block_for_reply(
         &self,
-        o: u32,
+        host: &HostEnd,
+        o: Op,
         name: &str,
         timeout: Duration,
         t0: Instant,
-        check: &dyn Fn(u32) -> Result<bool, HandlerError>,
     ) -> Result<(), HandlerError> {
-        let mb = self.mailbox();
         loop {
-            mb.host_waiting.store(1, Ordering::Relaxed);
-            fence(Ordering::SeqCst);
-            if check(mb.resp_seq.load(Ordering::Acquire))? {
-                break;
+            host.announce_wait();
+            if host.replied().map_err(|c| self.corrupted(c))? {
+                return Ok(());
             }
             if self.ended().is_some() {
                 return Err(self.ended_err());
@@ -308,9 +270,9 @@ impl Inner {
             let waited = t0.elapsed();
             if waited >= timeout {
                 let what = if name.is_empty() {
-                    op_name(o).to_string()
+                    o.name().to_string()
                 } else {
-                    format!("{} {name}", op_name(o))
+                    format!("{} {name}", o.name())
                 };
                 self.kill(format!(
                     "unresponsive: no reply to {what} within {}",
@@ -321,72 +283,11 @@ impl Inner {
             self.backend
                 .wait_notify((timeout - waited).min(Duration::from_millis(20)));
         }
-        Ok(())
     }
 
-    /// Reads and validates the reply now in the mailbox.
-    fn take_reply(&self) -> Result<Reply, HandlerError> {
-        let mb = self.mailbox();
-        let st = mb.status.load(Ordering::Relaxed);
-        let len = mb.resp_len.load(Ordering::Relaxed) as usize;
-        if st > status::MAX {
-            self.crash(format!("corrupted mailbox: status {st}"));
-            return Err(self.ended_err());
-        }
-        if len > DATA_SIZE {
-            self.crash(format!("corrupted mailbox: resp_len {len}"));
-            return Err(self.ended_err());
-        }
-        let s = mb.state.load(Ordering::Relaxed);
-        if s > state::MAX {
-            self.crash(format!("corrupted mailbox: state {s}"));
-            return Err(self.ended_err());
-        }
-        let mut buf = vec![0u8; len];
-        // SAFETY: len <= DATA_SIZE, so the copy stays in the data area of the
-        // mapped control region. The instance may still scribble over it:
-        // that only changes the bytes.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                self.backend.control().add(DATA_OFF as usize),
-                buf.as_mut_ptr(),
-                len,
-            )
-        };
-        Ok(Reply {
-            status: st,
-            payload: String::from_utf8_lossy(&buf).into_owned(),
-        })
-    }
-
-    fn call(&self, o: u32, name: &str, data: &[u8]) -> Result<String, HandlerError> {
+    fn call(&self, o: Op, name: &str, data: &[u8]) -> Result<String, HandlerError> {
         let r = self.request(o, name, data)?;
-        let msg = |p: &str| {
-            let p = p.trim_end();
-            if p.is_empty() {
-                name.to_string()
-            } else {
-                p.to_string()
-            }
-        };
-        match r.status {
-            status::OK => Ok(r.payload),
-            status::NO_ELEMENT => Err(HandlerError::NoElement(msg(&r.payload))),
-            status::NO_HANDLER => Err(HandlerError::NoHandler(msg(&r.payload))),
-            status::PERMISSION => Err(HandlerError::Permission(msg(&r.payload))),
-            status::FAILED => Err(HandlerError::Failed(msg(&r.payload))),
-            status::CONFIG => Err(HandlerError::Config(
-                r.payload
-                    .lines()
-                    .filter(|l| !l.trim().is_empty())
-                    .map(str::to_string)
-                    .collect(),
-            )),
-            status::BAD_REQUEST => Err(HandlerError::BadRequest(msg(&r.payload))),
-            status::NO_ROUTER => Err(HandlerError::NoRouter),
-            status::TOO_LARGE => Err(HandlerError::TooLarge),
-            _ => Err(HandlerError::Busy),
-        }
+        HandlerError::from_reply(r.status, r.payload, name)
     }
 
     pub(crate) fn raw_state(&self) -> u32 {
@@ -452,12 +353,20 @@ impl Instance {
             helper_exe: opts.helper_exe.clone(),
             console: opts.console.clone().unwrap_or_else(default_console),
         };
+        let mut host = None;
         let mut prepare = |control: *mut u8| {
-            // SAFETY: the backend hands us its whole control region before
-            // the instance runs; the sizes were checked above.
-            unsafe { post(control, 1, op::INSTALL, file, cfg) };
+            // SAFETY: the backend hands us its whole control region, mapped
+            // for its whole life, with the mailbox reset, before the
+            // instance runs.
+            let mut h = unsafe { HostEnd::new(control) };
+            // The sizes were checked above and no request is outstanding.
+            let _ = h.post(Op::Install, file, cfg);
+            host = Some(h);
         };
         let backend = launch(&spec, &mut prepare).map_err(CreateError::Launch)?;
+        let host = host
+            .filter(|h| h.seq() == 1)
+            .ok_or_else(|| CreateError::Launch("the backend did not prepare the mailbox".into()))?;
         let ports = (0..opts.vnics.len())
             .map(|k| {
                 let (base, info) = backend
@@ -478,7 +387,7 @@ impl Instance {
         let inner = Arc::new(Inner {
             id,
             backend,
-            client: Mutex::new(1),
+            client: Mutex::new(host),
             posted: AtomicU32::new(1),
             end_override: Mutex::new(None),
             ports,
@@ -488,8 +397,8 @@ impl Instance {
             wd_since: Mutex::new(Instant::now()),
         });
         let reply = {
-            let _g = inner.client.lock().unwrap_or_else(|e| e.into_inner());
-            inner.wait_reply(1, op::INSTALL, "", opts.boot_timeout)
+            let host = inner.client.lock().unwrap_or_else(|e| e.into_inner());
+            inner.wait_reply(&host, Op::Install, "", opts.boot_timeout)
         };
         let reply = match reply {
             Ok(r) => r,
@@ -499,8 +408,8 @@ impl Instance {
             }
         };
         match reply.status {
-            status::OK => {}
-            status::CONFIG | status::FAILED => {
+            Status::Ok => {}
+            Status::Config | Status::Failed => {
                 inner.kill("configuration rejected".into());
                 let lines: Vec<String> = reply
                     .payload
@@ -513,7 +422,8 @@ impl Instance {
             s => {
                 inner.kill("configuration rejected".into());
                 return Err(CreateError::Instance(HandlerError::BadRequest(format!(
-                    "INSTALL answered with status {s}: {}",
+                    "INSTALL answered with status {}: {}",
+                    s.code(),
                     reply.payload.trim_end()
                 ))));
             }
@@ -560,24 +470,24 @@ impl Instance {
 
     /// Reads handler `name` ("element.handler", compound names allowed).
     pub fn read(&self, name: &str) -> Result<String, HandlerError> {
-        self.inner.call(op::READ, name, b"")
+        self.inner.call(Op::Read, name, b"")
     }
 
     /// Reads handler `name` with a parameter.
     pub fn read_param(&self, name: &str, param: &str) -> Result<String, HandlerError> {
-        self.inner.call(op::READ, name, param.as_bytes())
+        self.inner.call(Op::Read, name, param.as_bytes())
     }
 
     /// Writes `value` to handler `name`.
     pub fn write(&self, name: &str, value: &str) -> Result<(), HandlerError> {
         self.inner
-            .call(op::WRITE, name, value.as_bytes())
+            .call(Op::Write, name, value.as_bytes())
             .map(|_| ())
     }
 
     /// The elements of the installed configuration.
     pub fn list(&self) -> Result<Vec<String>, HandlerError> {
-        let s = self.inner.call(op::LIST, "", b"")?;
+        let s = self.inner.call(Op::List, "", b"")?;
         Ok(split_list(&s))
     }
 
@@ -587,7 +497,7 @@ impl Instance {
         if element.is_empty() {
             return Err(HandlerError::BadRequest("empty element name".into()));
         }
-        let s = self.inner.call(op::LIST, element, b"")?;
+        let s = self.inner.call(Op::List, element, b"")?;
         Ok(split_list(&s)
             .into_iter()
             .map(|l| match l.split_once('\t') {
@@ -607,7 +517,7 @@ impl Instance {
     /// error messages (`file:line: …`; empty = `config`).
     pub fn install_as(&self, config: &str, file: &str) -> Result<(), ConfigError> {
         self.inner
-            .call(op::INSTALL, file, config.as_bytes())
+            .call(Op::Install, file, config.as_bytes())
             .map(|_| ())
             .map_err(ConfigError::from)
     }
@@ -615,7 +525,7 @@ impl Instance {
     /// Stops the instance cleanly; returns how it ended (normally
     /// `Exited(0)`).
     pub fn stop(&self) -> Result<Ended, HandlerError> {
-        match self.inner.call(op::STOP, "", b"") {
+        match self.inner.call(Op::Stop, "", b"") {
             Ok(_) => {}
             // The instance may exit before we see the reply.
             Err(HandlerError::Ended(e)) => return Ok(e),
@@ -679,7 +589,7 @@ impl Instance {
             state::EMPTY => State::Empty,
             state::EXITED => State::Exited,
             s => {
-                self.inner.crash(format!("corrupted mailbox: state {s}"));
+                self.inner.crash(Corruption::State(s).to_string());
                 State::Ended
             }
         }
@@ -702,7 +612,7 @@ impl Instance {
     /// `scribble-mailbox`, `scribble-rings`. Usually the reply never comes
     /// and the error says how the instance ended.
     pub fn fault(&self, kind: &str) -> Result<String, HandlerError> {
-        self.inner.call(op::FAULT, "", kind.as_bytes())
+        self.inner.call(Op::Fault, "", kind.as_bytes())
     }
 
     /// The host's port on vNIC `k`.

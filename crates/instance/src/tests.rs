@@ -6,7 +6,7 @@ use crate::backend::{Backend, Ended, LaunchSpec, Prepare};
 use crate::instance::{Instance, InstanceOptions, State};
 use crate::{ConfigError, CreateError, HandlerError};
 use clickos_ring::layout::{CONTROL_SIZE, DATA_OFF, MAILBOX_OFF};
-use clickos_ring::mailbox::{op, state, status, Mailbox, Request};
+use clickos_ring::mailbox::{state, Mailbox, Op, Request, Status};
 use clickos_ring::VnicInfo;
 use clickos_sys::{drain, signal, wait_readable, EventFd, Mapping};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -144,8 +144,8 @@ fn fake(
     read: impl Fn(&Mailbox, *mut u8, Request, &str, &[u8]) + Send + Sync + 'static,
 ) -> Instance {
     let script: Arc<Script> = Arc::new(move |mb, data, req, name, payload| {
-        if req.op == op::INSTALL {
-            reply(mb, data, req.seq, status::OK, b"");
+        if req.op == Op::Install.code() {
+            reply(mb, data, req.seq, Status::Ok.code(), b"");
         } else {
             read(mb, data, req, name, payload)
         }
@@ -169,23 +169,30 @@ fn crashed_with(e: &Ended, what: &str) -> bool {
 fn replies_map_to_results_and_payloads_are_lossy_utf8() {
     let i = fake(|mb, data, req, name, payload| {
         let st = match name {
-            "e.ok" => status::OK,
-            "nope.x" => status::NO_ELEMENT,
-            "e.nope" => status::NO_HANDLER,
-            "e.ro" => status::PERMISSION,
-            "e.fail" => status::FAILED,
-            _ => status::BUSY,
-        };
+            "e.ok" => Status::Ok,
+            "nope.x" => Status::NoSuchElement,
+            "e.nope" => Status::NoSuchHandler,
+            "e.ro" => Status::PermissionDenied,
+            "e.fail" => Status::Failed,
+            _ => Status::Busy,
+        }
+        .code();
         let mut p = b"\xffok ".to_vec();
         p.extend_from_slice(payload);
         reply(mb, data, req.seq, st, &p);
     });
     assert_eq!(i.read_param("e.ok", "arg").unwrap(), "\u{fffd}ok arg");
-    assert!(matches!(i.read("nope.x"), Err(HandlerError::NoElement(_))));
-    assert!(matches!(i.read("e.nope"), Err(HandlerError::NoHandler(_))));
+    assert!(matches!(
+        i.read("nope.x"),
+        Err(HandlerError::NoSuchElement(_))
+    ));
+    assert!(matches!(
+        i.read("e.nope"),
+        Err(HandlerError::NoSuchHandler(_))
+    ));
     assert!(matches!(
         i.write("e.ro", "1"),
-        Err(HandlerError::Permission(_))
+        Err(HandlerError::PermissionDenied(_))
     ));
     assert!(matches!(i.read("e.fail"), Err(HandlerError::Failed(_))));
     assert!(matches!(i.read("other.x"), Err(HandlerError::Busy)));
@@ -200,7 +207,7 @@ fn a_bad_initial_config_is_an_error_with_its_lines() {
             mb,
             data,
             req.seq,
-            status::CONFIG,
+            Status::Config.code(),
             b"config:1: no class 'Foo'\nrouter could not be initialized\n",
         )
     });

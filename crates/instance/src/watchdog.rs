@@ -8,7 +8,7 @@
 //! Idle instances cost one cache line read per tick.
 
 use crate::instance::Inner;
-use clickos_ring::mailbox::state;
+use clickos_ring::mailbox::{self, state};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
@@ -58,22 +58,19 @@ pub(crate) fn check(i: &Inner) {
     // catch up with what we posted before it.
     let resp = mb.resp_seq.load(Ordering::Acquire);
     let posted = i.posted.load(Ordering::SeqCst);
-    if resp != posted && resp != posted.wrapping_sub(1) {
-        i.crash(format!(
-            "corrupted mailbox: resp_seq {resp} (last request {posted})"
-        ));
-        return;
-    }
-    let s = mb.state.load(Ordering::Acquire);
-    if s > state::MAX {
-        i.crash(format!("corrupted mailbox: state {s}"));
-        return;
-    }
+    let checked =
+        mailbox::serving(resp, posted).and_then(|serving| Ok((serving, mb.checked_state()?)));
+    let (serving, s) = match checked {
+        Ok(v) => v,
+        Err(c) => {
+            i.crash(c.to_string());
+            return;
+        }
+    };
     let hb = mb.heartbeat.load(Ordering::Relaxed);
     let mut since = i.wd_since.lock().unwrap_or_else(|e| e.into_inner());
     // While a request is outstanding its caller times it out (an INSTALL
     // may legitimately take longer than one watchdog period).
-    let serving = resp != posted;
     if serving || s != state::RUNNING || hb != i.wd_heartbeat.load(Ordering::Relaxed) {
         i.wd_heartbeat.store(hb, Ordering::Relaxed);
         *since = Instant::now();

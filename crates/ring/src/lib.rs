@@ -3,7 +3,8 @@
 //! * [`layout`]: the guest-physical memory map, the [`BootInfo`] page, the
 //!   hypercall ports;
 //! * [`mailbox`]: the control mailbox (handler reads and writes,
-//!   configuration installs, stop) and its status codes;
+//!   configuration installs, stop), its status codes, and both ends of its
+//!   protocol ([`HostEnd`], [`GuestEnd`]);
 //! * [`ring`]: the single-producer single-consumer vNIC rings (netmap-like
 //!   slots, notification suppression).
 //!
@@ -19,4 +20,4 @@ pub mod mailbox;
 pub mod ring;
 
 pub use layout::{BootInfo, VnicInfo};
-pub use mailbox::Mailbox;
+pub use mailbox::{GuestEnd, HostEnd, Mailbox};

@@ -3,8 +3,8 @@
 //! N sequential boots: create → runtime ready (state EMPTY) → INSTALL a
 //! configuration → its first task has run (`Mailbox::first_run`) →
 //! destroy; then IDLE idle instances at once for the memory per instance.
-use clickos_ring::layout::{DATA_OFF, MAILBOX_OFF};
-use clickos_ring::mailbox::{op, state};
+use clickos_ring::layout::MAILBOX_OFF;
+use clickos_ring::mailbox::{state, HostEnd, Op};
 use clickos_ring::Mailbox;
 use clickos_vmm::{Vm, VmConfig};
 use std::sync::atomic::Ordering;
@@ -19,20 +19,11 @@ fn mb(vm: &Vm) -> &Mailbox {
 }
 
 fn post_install(control: *mut u8) {
-    // SAFETY: the control region is mapped; the guest has not started.
-    let m = unsafe { &*(control.add(MAILBOX_OFF as usize) as *const Mailbox) };
-    unsafe {
-        std::ptr::copy_nonoverlapping(
-            CONFIG.as_ptr(),
-            control.add(DATA_OFF as usize),
-            CONFIG.len(),
-        )
-    };
-    m.op.store(op::INSTALL, Ordering::Relaxed);
-    m.name_len.store(0, Ordering::Relaxed);
-    m.data_len.store(CONFIG.len() as u32, Ordering::Relaxed);
-    m.host_waiting.store(1, Ordering::Relaxed);
-    m.req_seq.store(1, Ordering::Release);
+    // SAFETY: the control region is mapped for the VM's life; the guest has
+    // not started.
+    let mut host = unsafe { HostEnd::new(control) };
+    host.post(Op::Install, b"", CONFIG.as_bytes()).unwrap();
+    host.announce_wait();
 }
 
 fn rss_kb() -> u64 {

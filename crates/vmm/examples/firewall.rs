@@ -2,8 +2,8 @@
 //! Runs bench/firewall.click natively (same engine, this process) and in a
 //! micro-VM; prints Mpps for both (best of 3).
 use click::prelude::*;
-use clickos_ring::layout::{DATA_OFF, MAILBOX_OFF};
-use clickos_ring::mailbox::{op, state};
+use clickos_ring::layout::MAILBOX_OFF;
+use clickos_ring::mailbox::{state, HostEnd, Op};
 use clickos_ring::Mailbox;
 use clickos_vmm::{Vm, VmConfig};
 use std::sync::atomic::Ordering;
@@ -45,18 +45,9 @@ fn in_vm(config: &str) -> f64 {
     };
     let config = config.to_string();
     let vm = Vm::create(&cfg, &mut |control| {
-        // SAFETY: mapped; the guest has not started.
-        let m = unsafe { &*(control.add(MAILBOX_OFF as usize) as *const Mailbox) };
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                config.as_ptr(),
-                control.add(DATA_OFF as usize),
-                config.len(),
-            )
-        };
-        m.op.store(op::INSTALL, Ordering::Relaxed);
-        m.data_len.store(config.len() as u32, Ordering::Relaxed);
-        m.req_seq.store(1, Ordering::Release);
+        // SAFETY: mapped for the VM's life; the guest has not started.
+        let mut host = unsafe { HostEnd::new(control) };
+        host.post(Op::Install, b"", config.as_bytes()).unwrap();
     })
     .unwrap();
     // SAFETY: mapped for the VM's life.

@@ -1,8 +1,8 @@
 //! Boots real micro-VMs. Every test prints "skipped: /dev/kvm unavailable:
 //! <why>" and passes when KVM is missing.
 
-use clickos_ring::layout::{DATA_OFF, MAILBOX_OFF};
-use clickos_ring::mailbox::{op, state, status};
+use clickos_ring::layout::MAILBOX_OFF;
+use clickos_ring::mailbox::{state, HostEnd, Op, Status};
 use clickos_ring::Mailbox;
 use clickos_vmm::{Exit, Vm, VmConfig};
 use std::sync::atomic::Ordering;
@@ -40,39 +40,20 @@ fn mailbox(vm: &Vm) -> &Mailbox {
 }
 
 /// One mailbox request; returns (status, reply) or None on timeout / end.
-fn call(vm: &Vm, o: u32, name: &str, data: &str, timeout: Duration) -> Option<(u32, String)> {
-    let mb = mailbox(vm);
-    let seq = mb.req_seq.load(Ordering::Relaxed).wrapping_add(1);
-    mb.op.store(o, Ordering::Relaxed);
-    mb.name_len.store(name.len() as u32, Ordering::Relaxed);
-    // SAFETY: the name field and the data area are part of the mapping.
-    unsafe {
-        let n = mb.name.as_ptr() as *mut u8;
-        std::ptr::copy_nonoverlapping(name.as_ptr(), n, name.len());
-        let d = vm.control().add(DATA_OFF as usize);
-        std::ptr::copy_nonoverlapping(data.as_ptr(), d, data.len());
-    }
-    mb.data_len.store(data.len() as u32, Ordering::Relaxed);
-    mb.host_waiting.store(1, Ordering::Relaxed);
-    mb.req_seq.store(seq, Ordering::Release);
+fn call(vm: &Vm, o: Op, name: &str, data: &str, timeout: Duration) -> Option<(Status, String)> {
+    // SAFETY: the control region is mapped for the VM's lifetime; these
+    // tests post one request at a time.
+    let mut host = unsafe { HostEnd::new(vm.control()) };
+    host.post(o, name.as_bytes(), data.as_bytes()).ok()?;
+    host.announce_wait();
     vm.wake();
     let t0 = Instant::now();
     while t0.elapsed() < timeout {
-        if mb.resp_seq.load(Ordering::Acquire) == seq {
-            let len = (mb.resp_len.load(Ordering::Relaxed) as usize).min(4096);
-            let mut buf = vec![0u8; len];
-            // SAFETY: as above; length clamped.
-            unsafe {
-                std::ptr::copy_nonoverlapping(
-                    vm.control().add(DATA_OFF as usize),
-                    buf.as_mut_ptr(),
-                    len,
-                )
-            };
-            return Some((
-                mb.status.load(Ordering::Relaxed),
-                String::from_utf8_lossy(&buf).into_owned(),
-            ));
+        if host.replied().ok()? {
+            let reply = host.reply().ok()?;
+            let mut buf = vec![0u8; reply.len];
+            host.read_data(&mut buf);
+            return Some((reply.status, String::from_utf8_lossy(&buf).into_owned()));
         }
         if vm.exit().is_some() {
             return None;
@@ -118,18 +99,18 @@ fn boots_installs_and_stops() {
     );
     let (st, msg) = call(
         &vm,
-        op::INSTALL,
+        Op::Install,
         "test",
         "InfiniteSource(LIMIT 3, STOP false) -> Print(hello) -> c::Counter -> Discard;",
         Duration::from_secs(5),
     )
     .expect("install reply");
-    assert_eq!(st, status::OK, "{msg}");
+    assert_eq!(st, Status::Ok, "{msg}");
     // The source runs after the install reply: poll the counter.
     let mut count = String::new();
     for _ in 0..100 {
-        let (st, c) = call(&vm, op::READ, "c.count", "", Duration::from_secs(5)).unwrap();
-        assert_eq!(st, status::OK, "{c}");
+        let (st, c) = call(&vm, Op::Read, "c.count", "", Duration::from_secs(5)).unwrap();
+        assert_eq!(st, Status::Ok, "{c}");
         count = c.trim().to_string();
         if count == "3" {
             break;
@@ -139,8 +120,8 @@ fn boots_installs_and_stops() {
     assert_eq!(count, "3");
     let out = lines.lock().unwrap().join("\n");
     assert!(out.contains("hello"), "console: {out}");
-    let (st, _) = call(&vm, op::STOP, "", "", Duration::from_secs(5)).unwrap();
-    assert_eq!(st, status::OK);
+    let (st, _) = call(&vm, Op::Stop, "", "", Duration::from_secs(5)).unwrap();
+    assert_eq!(st, Status::Ok);
     assert_eq!(
         wait_exit(&vm, Duration::from_secs(5)),
         Some(Exit::Exited(0))
@@ -158,15 +139,15 @@ fn timers_idle_until_their_deadline() {
     let vm = Vm::create(&cfg, &mut |_| {}).unwrap();
     let (st, msg) = call(
         &vm,
-        op::INSTALL,
+        Op::Install,
         "",
         "TimedSource(INTERVAL 0.01) -> c::Counter -> Discard;",
         Duration::from_secs(5),
     )
     .unwrap();
-    assert_eq!(st, status::OK, "{msg}");
+    assert_eq!(st, Status::Ok, "{msg}");
     std::thread::sleep(Duration::from_millis(300));
-    let (_, n) = call(&vm, op::READ, "c.count", "", Duration::from_secs(5)).unwrap();
+    let (_, n) = call(&vm, Op::Read, "c.count", "", Duration::from_secs(5)).unwrap();
     let n: u64 = n.trim().parse().unwrap();
     // 30 expected; wide bounds for a loaded machine.
     assert!((10..=40).contains(&n), "count {n}");
@@ -185,7 +166,7 @@ fn panic_and_oom_are_reported() {
     ] {
         let (cfg, _) = config(9, true);
         let vm = Vm::create(&cfg, &mut |_| {}).unwrap();
-        let _ = call(&vm, op::FAULT, "", fault, Duration::from_secs(5));
+        let _ = call(&vm, Op::Fault, "", fault, Duration::from_secs(5));
         match wait_exit(&vm, Duration::from_secs(10)) {
             Some(Exit::Panicked(m)) => assert!(m.contains(want), "{fault}: {m}"),
             other => panic!("{fault}: {other:?}"),
@@ -200,8 +181,8 @@ fn kill_stops_a_spinning_guest() {
     }
     let (cfg, _) = config(10, true);
     let vm = Vm::create(&cfg, &mut |_| {}).unwrap();
-    let (st, _) = call(&vm, op::FAULT, "", "spin", Duration::from_secs(5)).unwrap();
-    assert_eq!(st, status::OK);
+    let (st, _) = call(&vm, Op::Fault, "", "spin", Duration::from_secs(5)).unwrap();
+    assert_eq!(st, Status::Ok);
     std::thread::sleep(Duration::from_millis(50));
     assert_eq!(vm.exit(), None);
     let t0 = Instant::now();
@@ -292,16 +273,16 @@ fn many_vms_at_once() {
     for vm in &vms {
         let (st, msg) = call(
             vm,
-            op::INSTALL,
+            Op::Install,
             "",
             "Idle -> Discard;",
             Duration::from_secs(10),
         )
         .unwrap();
-        assert_eq!(st, status::OK, "{msg}");
+        assert_eq!(st, Status::Ok, "{msg}");
     }
     for vm in &vms {
-        call(vm, op::STOP, "", "", Duration::from_secs(10)).unwrap();
+        call(vm, Op::Stop, "", "", Duration::from_secs(10)).unwrap();
     }
     for vm in &vms {
         assert_eq!(
