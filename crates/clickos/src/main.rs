@@ -4,7 +4,6 @@
 //!   binary when invoked under the name `click` (e.g. through a symlink).
 //! * `clickos elements [NAME | --markdown]` prints the element reference.
 
-mod child;
 mod console;
 mod driver;
 mod elements;
@@ -86,7 +85,7 @@ fn main() {
         driver::run("click", &args[1..], &elements::registry())
     } else {
         match args.get(1).map(|s| s.as_str()) {
-            Some("__instance") => child::main(&args[2..]),
+            Some("__instance") => clickos_instance::process::child_main(&args[2..]),
             Some("run") => driver::run("clickos run", &args[2..], &elements::registry()),
             Some("elements") => elements_cmd(&args[2..]),
             Some("vm") => vmcmd::main(&args[2..]),

@@ -13,7 +13,6 @@ pub mod platform;
 pub mod process;
 pub mod thread;
 pub mod vm;
-mod vmshim;
 mod watchdog;
 
 #[cfg(test)]
@@ -30,7 +29,7 @@ pub fn launch_backend(
     prepare: Prepare,
 ) -> Result<Box<dyn Backend>, String> {
     match level {
-        Isolation::Vm => vmshim::launch(spec, prepare),
+        Isolation::Vm => vm::launch(spec, prepare),
         Isolation::Process => process::launch(spec, prepare),
         Isolation::None => thread::launch(spec, prepare),
     }
@@ -40,7 +39,7 @@ impl Isolation {
     /// `vm` where KVM works, else `process` with a one-line notice saying
     /// why (for the CLI to print).
     pub fn default_for_host() -> (Isolation, Option<String>) {
-        match vmshim::available() {
+        match vm::available() {
             Ok(()) => (Isolation::Vm, None),
             Err(why) => (
                 Isolation::Process,
@@ -54,7 +53,7 @@ impl Isolation {
     /// Whether this level can run here (`vm` needs KVM).
     pub fn available(self) -> Result<(), String> {
         match self {
-            Isolation::Vm => vmshim::available(),
+            Isolation::Vm => vm::available(),
             Isolation::Process | Isolation::None => Ok(()),
         }
     }

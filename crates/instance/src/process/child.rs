@@ -20,8 +20,8 @@
 //! allocation of N bytes failed" (SIGABRT). The parent turns both into
 //! `Ended`.
 
-use clickos_instance::platform::{ConsoleOut, Doorbells, EventPlatform};
-use clickos_instance::process::{EXIT_PANIC, EXIT_SETUP};
+use super::{EXIT_PANIC, EXIT_SETUP};
+use crate::platform::{ConsoleOut, Doorbells, EventPlatform};
 use clickos_ring::layout::{self, BootInfo};
 use clickos_sys::{EventFd, Mapping};
 use std::collections::BTreeMap;
@@ -247,7 +247,7 @@ fn seccomp(a: &Args) -> Result<(), String> {
 }
 
 /// Runs one process-level instance; returns the exit code.
-pub fn main(args: &[String]) -> i32 {
+pub fn child_main(args: &[String]) -> i32 {
     install_panic_hook();
     let a = match parse(args) {
         Ok(a) => a,

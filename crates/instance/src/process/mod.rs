@@ -3,9 +3,10 @@
 //! The parent creates a memfd for the control region and one per vNIC,
 //! eventfds for wake-ups (host → instance), replies (`done`) and vNIC kicks,
 //! and re-executes the `clickos` binary as `clickos __instance ID CONTROL
-//! WAKE DONE [VNIC:KICK]...` with exactly those descriptors inherited. The
-//! child (`clickos/src/child.rs`) maps them, confines itself (namespaces,
-//! `RLIMIT_AS`, no-new-privs, a seccomp allow-list) and runs the runtime.
+//! WAKE DONE [VNIC:KICK]...` with exactly those descriptors inherited; the
+//! binary hands those arguments to [`child_main`] ([`child`]), which maps
+//! them, confines itself (namespaces, `RLIMIT_AS`, no-new-privs, a seccomp
+//! allow-list) and runs the runtime.
 //!
 //! One reaper thread per child forwards its standard error to the console
 //! sink line by line and, at end of file, reaps it and turns the exit status
@@ -14,6 +15,10 @@
 //! Children are spawned from one long-lived thread, so that their
 //! `PR_SET_PDEATHSIG` (tied to the spawning *thread*) fires only when this
 //! process dies.
+
+mod child;
+
+pub use child::child_main;
 
 use crate::backend::{Backend, ConsoleSink, Ended, LaunchSpec, Prepare};
 use crate::platform::Doorbells;
