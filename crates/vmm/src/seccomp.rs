@@ -1,43 +1,111 @@
 //! The vCPU thread's seccomp filter, applied by the thread itself right
-//! before its first KVM_RUN.
+//! before its first KVM_RUN. Everything else (the VM, its memory, the
+//! eventfds) was set up by the creating thread; the vCPU thread only runs
+//! the guest, serves its hypercalls and tears the VM down when it ends.
 //!
-//! Allowed: `ioctl` only with KVM_RUN, KVM_GET_REGS and KVM_GET_SREGS (crash
-//! reports); read/write (eventfds, console), ppoll (IDLE), futex (locks),
-//! close/munmap/madvise (teardown of the vCPU and VM fds, thread exit),
-//! sigaltstack, rt_sigprocmask, rt_sigreturn, exit/exit_group, fcntl(F_GETFD)
-//! (std's debug check before close); and, for the
-//! console sink's allocations, mmap/mprotect without PROT_EXEC, brk and
-//! sched_yield.
-//!
-//! Default action: KillProcess in release builds; in debug builds a SIGSYS
-//! trap that names the forbidden system call on stderr, then exits the
-//! process with status 159. `CLICKOS_SECCOMP=log` logs violations instead
-//! (SECCOMP_RET_LOG, for finding what a change needs), `=off` disables the
-//! filter.
+//! [`VCPU_FILTER`] is the one place to review: one entry per allowed system
+//! call, with the arguments it may take and why it is needed. Anything
+//! else takes the mismatch action: `KillProcess` in release builds; in
+//! debug builds a SIGSYS trap that names the forbidden system call on
+//! stderr, then exits the process with status 159. `CLICKOS_SECCOMP=log`
+//! logs violations instead (SECCOMP_RET_LOG, for finding what a change
+//! needs), `=off` disables the filter.
 
-use seccompiler::{
-    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
-    SeccompRule,
-};
-use std::collections::BTreeMap;
+use clickos_sys::seccomp::{self, allow_call, arg_eq, arg_masked_eq, Action, Allow, BpfProgram};
 use std::sync::OnceLock;
-use vmm_sys_util::{ioctl_io_nr, ioctl_ior_nr};
+use vmm_sys_util::ioctl::{ioctl_expr, _IOC_NONE, _IOC_READ};
 
 // Request numbers from the kernel ABI as kvm-bindings describes it (the
-// same macros kvm-ioctls uses).
-ioctl_io_nr!(KVM_RUN, kvm_bindings::KVMIO, 0x80);
-ioctl_ior_nr!(
-    KVM_GET_REGS,
+// same expression kvm-ioctls' macros expand to).
+const KVM_RUN: u64 = ioctl_expr(_IOC_NONE, kvm_bindings::KVMIO, 0x80, 0) as u64;
+const KVM_GET_REGS: u64 = ioctl_expr(
+    _IOC_READ,
     kvm_bindings::KVMIO,
     0x81,
-    kvm_bindings::kvm_regs
-);
-ioctl_ior_nr!(
-    KVM_GET_SREGS,
+    std::mem::size_of::<kvm_bindings::kvm_regs>() as u32,
+) as u64;
+const KVM_GET_SREGS: u64 = ioctl_expr(
+    _IOC_READ,
     kvm_bindings::KVMIO,
     0x83,
-    kvm_bindings::kvm_sregs
-);
+    std::mem::size_of::<kvm_bindings::kvm_sregs>() as u32,
+) as u64;
+
+const PROT_EXEC: u64 = libc::PROT_EXEC as u64;
+
+/// What a vCPU thread may do once the guest runs.
+pub static VCPU_FILTER: &[Allow] = &[
+    allow_call!(
+        SYS_ioctl,
+        "KVM_RUN runs the guest; KVM_GET_REGS and KVM_GET_SREGS read RIP, RSP, \
+         RFLAGS and CR2 for crash reports. No other KVM request: the VM is \
+         fully set up before the thread starts",
+        [arg_eq(1, KVM_RUN)],
+        [arg_eq(1, KVM_GET_REGS)],
+        [arg_eq(1, KVM_GET_SREGS)],
+    ),
+    allow_call!(SYS_read, "draining the wake eventfd (IDLE)"),
+    allow_call!(
+        SYS_write,
+        "the console sink (standard error) and, when the VM ends, the \
+         notify and kick eventfds that wake the host's waiters"
+    ),
+    allow_call!(
+        SYS_ppoll,
+        "IDLE: sleeping on the wake eventfd until the guest's deadline"
+    ),
+    allow_call!(
+        SYS_futex,
+        "the locks shared with the host's threads (exit and run state) and \
+         the console sink's"
+    ),
+    allow_call!(
+        SYS_close,
+        "teardown on this thread: the vCPU and VM descriptors when it ends"
+    ),
+    allow_call!(
+        SYS_munmap,
+        "teardown (the kvm_run mapping) and the allocator returning memory"
+    ),
+    allow_call!(
+        SYS_madvise,
+        "the allocator returning memory; glibc's thread exit"
+    ),
+    allow_call!(
+        SYS_mmap,
+        "the console sink's allocations; never executable",
+        [arg_masked_eq(2, PROT_EXEC, 0)],
+    ),
+    allow_call!(
+        SYS_mprotect,
+        "the allocator's arenas; never executable",
+        [arg_masked_eq(2, PROT_EXEC, 0)],
+    ),
+    allow_call!(SYS_brk, "the allocator"),
+    allow_call!(
+        SYS_fcntl,
+        "F_GETFD only: std's debug-build check that a descriptor is open \
+         before closing it",
+        [arg_eq(1, libc::F_GETFD as u64)],
+    ),
+    allow_call!(
+        SYS_sigaltstack,
+        "std's thread exit (the stack-overflow handler's alternate stack)"
+    ),
+    allow_call!(SYS_rt_sigprocmask, "glibc's thread exit blocks signals"),
+    allow_call!(
+        SYS_rt_sigreturn,
+        "returning from the kick signal's handler (how `kill` interrupts \
+         KVM_RUN)"
+    ),
+    allow_call!(SYS_sched_yield, "lock back-off in the allocator and std"),
+    allow_call!(SYS_exit, "the thread's end"),
+    allow_call!(
+        SYS_exit_group,
+        "the SIGSYS reporter (debug builds) ends the process; so does an \
+         abort"
+    ),
+];
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Mode {
@@ -56,67 +124,12 @@ fn mode() -> Mode {
 }
 
 fn build() -> Result<BpfProgram, String> {
-    let e = |e: seccompiler::BackendError| e.to_string();
-    let arg_eq =
-        |i: u8, v: u64| SeccompCondition::new(i, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, v);
-    let ioctl_ok = |req: u64| -> Result<SeccompRule, String> {
-        SeccompRule::new(vec![arg_eq(1, req).map_err(e)?]).map_err(e)
-    };
-    let no_exec = || -> Result<SeccompRule, String> {
-        SeccompRule::new(vec![SeccompCondition::new(
-            2,
-            SeccompCmpArgLen::Dword,
-            SeccompCmpOp::MaskedEq(libc::PROT_EXEC as u64),
-            0,
-        )
-        .map_err(e)?])
-        .map_err(e)
-    };
-    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    rules.insert(
-        libc::SYS_ioctl,
-        vec![
-            ioctl_ok(KVM_RUN() as u64)?,
-            ioctl_ok(KVM_GET_REGS() as u64)?,
-            ioctl_ok(KVM_GET_SREGS() as u64)?,
-        ],
-    );
-    // std's debug-build check that an fd is open before closing it.
-    rules.insert(
-        libc::SYS_fcntl,
-        vec![SeccompRule::new(vec![arg_eq(1, libc::F_GETFD as u64).map_err(e)?]).map_err(e)?],
-    );
-    rules.insert(libc::SYS_mmap, vec![no_exec()?]);
-    rules.insert(libc::SYS_mprotect, vec![no_exec()?]);
-    for sc in [
-        libc::SYS_read,
-        libc::SYS_write,
-        libc::SYS_ppoll,
-        libc::SYS_futex,
-        libc::SYS_close,
-        libc::SYS_munmap,
-        libc::SYS_madvise,
-        libc::SYS_sigaltstack,
-        libc::SYS_rt_sigprocmask,
-        libc::SYS_rt_sigreturn,
-        libc::SYS_exit,
-        libc::SYS_exit_group,
-        libc::SYS_brk,
-        libc::SYS_sched_yield,
-    ] {
-        rules.insert(sc, vec![]);
-    }
     let mismatch = match mode() {
-        Mode::Log => SeccompAction::Log,
-        _ if cfg!(debug_assertions) => SeccompAction::Trap,
-        _ => SeccompAction::KillProcess,
+        Mode::Log => Action::Log,
+        _ if cfg!(debug_assertions) => Action::Trap,
+        _ => Action::KillProcess,
     };
-    let arch = std::env::consts::ARCH
-        .try_into()
-        .map_err(|e: seccompiler::BackendError| e.to_string())?;
-    let f = SeccompFilter::new(rules, mismatch, SeccompAction::Allow, arch).map_err(e)?;
-    f.try_into()
-        .map_err(|e: seccompiler::BackendError| e.to_string())
+    seccomp::compile(VCPU_FILTER, &[], mismatch)
 }
 
 pub fn apply_vcpu_filter() -> Result<(), String> {
@@ -125,7 +138,7 @@ pub fn apply_vcpu_filter() -> Result<(), String> {
     }
     static PROG: OnceLock<Result<BpfProgram, String>> = OnceLock::new();
     let prog = PROG.get_or_init(build).as_ref().map_err(|e| e.clone())?;
-    seccompiler::apply_filter(prog).map_err(|e| e.to_string())
+    seccomp::apply(prog)
 }
 
 /// Debug builds: report a forbidden system call by number, then exit.
@@ -157,5 +170,115 @@ pub fn install_sigsys_reporter() {
         sa.sa_flags = libc::SA_SIGINFO;
         libc::sigemptyset(&mut sa.sa_mask);
         libc::sigaction(libc::SIGSYS, &sa, std::ptr::null_mut());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clickos_sys::seccomp::Probe;
+    use vmm_sys_util::{ioctl_io_nr, ioctl_ior_nr};
+
+    ioctl_io_nr!(KVM_CREATE_VM, kvm_bindings::KVMIO, 0x01);
+    ioctl_io_nr!(RUN, kvm_bindings::KVMIO, 0x80);
+    ioctl_ior_nr!(GET_REGS, kvm_bindings::KVMIO, 0x81, kvm_bindings::kvm_regs);
+    ioctl_ior_nr!(
+        GET_SREGS,
+        kvm_bindings::KVMIO,
+        0x83,
+        kvm_bindings::kvm_sregs
+    );
+
+    #[test]
+    fn the_request_numbers_are_kvms() {
+        assert_eq!(KVM_RUN, 0xAE80);
+        assert_eq!(KVM_RUN, RUN() as u64);
+        assert_eq!(KVM_GET_REGS, GET_REGS() as u64);
+        assert_eq!(KVM_GET_SREGS, GET_SREGS() as u64);
+    }
+
+    fn prog() -> BpfProgram {
+        seccomp::compile(VCPU_FILTER, &[], Action::KillProcess).unwrap()
+    }
+
+    /// Each call runs in a child under the filter; the descriptors do not
+    /// exist there, so an allowed call fails with EBADF and goes on.
+    fn run(call: impl FnOnce()) -> Probe {
+        // SAFETY: the calls below are raw system calls only.
+        unsafe { seccomp::probe(&prog(), call) }
+    }
+
+    fn ioctl(req: u64) -> impl FnOnce() {
+        move || {
+            // SAFETY: an ioctl on a descriptor that does not exist.
+            unsafe { libc::ioctl(999, req as libc::c_ulong, 0) };
+        }
+    }
+
+    fn mmap(prot: i32) -> impl FnOnce() {
+        move || {
+            // SAFETY: a fresh anonymous mapping, left to the child's exit.
+            unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    4096,
+                    prot,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                    -1,
+                    0,
+                )
+            };
+        }
+    }
+
+    #[test]
+    fn the_vcpu_filter_allows_what_the_thread_does() {
+        for req in [KVM_RUN, KVM_GET_REGS, KVM_GET_SREGS] {
+            assert_eq!(run(ioctl(req)), Probe::Allowed, "ioctl {req:#x}");
+        }
+        let rw = || {
+            let mut v = 0u64;
+            let ts = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            // SAFETY: reads and writes of a local on a missing descriptor,
+            // and a ppoll of nothing for no time.
+            unsafe {
+                libc::read(999, &mut v as *mut u64 as *mut libc::c_void, 8);
+                libc::write(999, &v as *const u64 as *const libc::c_void, 8);
+                libc::ppoll(std::ptr::null_mut(), 0, &ts, std::ptr::null());
+                libc::close(999);
+                libc::fcntl(999, libc::F_GETFD);
+            }
+        };
+        assert_eq!(run(rw), Probe::Allowed);
+        assert_eq!(
+            run(mmap(libc::PROT_READ | libc::PROT_WRITE)),
+            Probe::Allowed
+        );
+    }
+
+    #[test]
+    fn the_vcpu_filter_denies_the_rest() {
+        let sigsys = Probe::Killed(libc::SIGSYS);
+        // Creating VMs, opening files, executable memory, sockets.
+        assert_eq!(run(ioctl(KVM_CREATE_VM() as u64)), sigsys);
+        let open = || {
+            // SAFETY: opening a file by a NUL-terminated path.
+            unsafe { libc::open(c"/etc/passwd".as_ptr(), libc::O_RDONLY) };
+        };
+        assert_eq!(run(open), sigsys);
+        assert_eq!(run(mmap(libc::PROT_READ | libc::PROT_EXEC)), sigsys);
+        let socket = || {
+            // SAFETY: a plain socket call.
+            unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0) };
+        };
+        assert_eq!(run(socket), sigsys);
+        let setfl = || {
+            // SAFETY: fcntl on a missing descriptor.
+            unsafe { libc::fcntl(999, libc::F_SETFL, 0) };
+        };
+        assert_eq!(run(setfl), sigsys);
     }
 }

@@ -5,37 +5,28 @@
 //! already written, the initial INSTALL request posted), eventfds for
 //! wake-ups, replies and vNIC kicks, and one memfd per vNIC. The child maps
 //! them, patches its own mapping addresses into the boot information, and
-//! confines itself *before* the engine sees any input:
-//!
-//! 1. new network, mount, IPC and UTS namespaces (reported once on stderr
-//!    and skipped if not permitted),
-//! 2. `RLIMIT_AS` = what is mapped now + the instance's memory + a margin,
-//! 3. `PR_SET_NO_NEW_PRIVS`,
-//! 4. a seccomp allow-list: reads on the wake eventfd, writes on stderr and
-//!    the notification eventfds, `ppoll`, `futex`, memory management, and
-//!    what `exit`/`abort` need; anything else kills the process (SIGSYS).
+//! confines itself ([`confine`](super::confine)) *before* the engine sees
+//! any input.
 //!
 //! A panic writes `panicked: <message>` to the console page and stderr and
 //! exits with code 101; running out of memory aborts with Rust's "memory
 //! allocation of N bytes failed" (SIGABRT). The parent turns both into
 //! `Ended`.
 
+use super::confine::{confine, Confinement};
 use super::{EXIT_PANIC, EXIT_SETUP};
 use crate::platform::{ConsoleOut, Doorbells, EventPlatform};
 use clickos_ring::layout::{self, BootInfo};
 use clickos_sys::{EventFd, Mapping};
-use std::collections::BTreeMap;
 use std::os::fd::{BorrowedFd, FromRawFd, RawFd};
 use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::Arc;
 
-/// Extra address space on top of the instance's memory: the stack, the
-/// allocator's bookkeeping, guard pages.
-const AS_MARGIN: u64 = 16 << 20;
-
 static CONTROL: AtomicPtr<u8> = AtomicPtr::new(std::ptr::null_mut());
 
-fn write_stderr(b: &[u8]) {
+/// Writes all of `b` to standard error with plain `write`s (allowed by the
+/// filter; no locks, usable from the panic hook).
+pub(super) fn write_stderr(b: &[u8]) {
     let mut b = b;
     while !b.is_empty() {
         // SAFETY: writes from a live slice to fd 2.
@@ -114,138 +105,6 @@ fn parse(args: &[String]) -> Result<Args, String> {
     })
 }
 
-/// Closes every descriptor but stdio and ours (anything the parent leaked
-/// without close-on-exec).
-fn close_other_fds(a: &Args) {
-    let mut keep = vec![0, 1, 2, a.wake, a.done];
-    keep.extend(a.vnics.iter().map(|&(_, k)| k));
-    let fds: Vec<RawFd> = match std::fs::read_dir("/proc/self/fd") {
-        Ok(d) => d
-            .flatten()
-            .filter_map(|e| e.file_name().to_str()?.parse().ok())
-            .collect(),
-        Err(_) => return,
-    };
-    for fd in fds {
-        if !keep.contains(&fd) {
-            // SAFETY: closes a descriptor nothing in this process uses (the
-            // directory iterator's own one is gone by now; closing it again
-            // fails harmlessly).
-            unsafe { libc::close(fd) };
-        }
-    }
-}
-
-/// Current address-space size (VmSize), bytes.
-fn vm_size() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    let l = s.lines().find(|l| l.starts_with("VmSize:"))?;
-    Some(l.split_whitespace().nth(1)?.parse::<u64>().ok()? * 1024)
-}
-
-fn confine(a: &Args, mem: u64) -> Result<(), String> {
-    // SAFETY: plain syscall; failure is reported and tolerated.
-    let r = unsafe {
-        libc::unshare(
-            libc::CLONE_NEWNET | libc::CLONE_NEWNS | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS,
-        )
-    };
-    if r != 0 {
-        write_stderr(
-            format!(
-                "clickos instance: note: no namespaces ({}); continuing without them\n",
-                std::io::Error::last_os_error()
-            )
-            .as_bytes(),
-        );
-    }
-    if mem > 0 {
-        let now = vm_size().ok_or("cannot read /proc/self/status")?;
-        let lim = now + mem + AS_MARGIN;
-        let rl = libc::rlimit {
-            rlim_cur: lim,
-            rlim_max: lim,
-        };
-        // SAFETY: passes a local rlimit.
-        if unsafe { libc::setrlimit(libc::RLIMIT_AS, &rl) } != 0 {
-            return Err(format!("setrlimit: {}", std::io::Error::last_os_error()));
-        }
-    }
-    // SAFETY: plain prctl.
-    if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
-        return Err(format!("no_new_privs: {}", std::io::Error::last_os_error()));
-    }
-    seccomp(a)
-}
-
-fn seccomp(a: &Args) -> Result<(), String> {
-    use seccompiler::{
-        BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
-        SeccompRule, TargetArch,
-    };
-    let e = |e: seccompiler::BackendError| format!("seccomp: {e}");
-    let fd_is = |fd: RawFd| -> Result<SeccompRule, String> {
-        SeccompRule::new(vec![SeccompCondition::new(
-            0,
-            SeccompCmpArgLen::Dword,
-            SeccompCmpOp::Eq,
-            fd as u64,
-        )
-        .map_err(e)?])
-        .map_err(e)
-    };
-    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    rules.insert(libc::SYS_read, vec![fd_is(a.wake)?]);
-    let mut w = vec![fd_is(2)?, fd_is(a.done)?];
-    for &(_, k) in &a.vnics {
-        w.push(fd_is(k)?);
-    }
-    rules.insert(libc::SYS_write, w);
-    // Measured with `strace -f` over the scenario suite (boot, handlers,
-    // installs, vNIC echo, timers, panic, oom): ppoll, read, write, mmap,
-    // brk, exit_group, and getpid/gettid/tgkill/rt_sigprocmask for abort().
-    // munmap/mremap/madvise/futex are the allocator's and std's other paths;
-    // clock_gettime is the vDSO's fallback; rt_sigaction is abort()'s
-    // fallback when raise() returns. No mprotect (no new executable memory),
-    // no open, no socket, no exec.
-    for sc in [
-        libc::SYS_ppoll,
-        libc::SYS_futex,
-        libc::SYS_mmap,
-        libc::SYS_munmap,
-        libc::SYS_mremap,
-        libc::SYS_brk,
-        libc::SYS_madvise,
-        libc::SYS_clock_gettime,
-        libc::SYS_exit,
-        libc::SYS_exit_group,
-        libc::SYS_rt_sigreturn,
-        libc::SYS_rt_sigprocmask,
-        libc::SYS_rt_sigaction,
-        libc::SYS_getpid,
-        libc::SYS_gettid,
-        libc::SYS_tgkill,
-    ] {
-        rules.insert(sc, vec![]);
-    }
-    let arch = if cfg!(target_arch = "x86_64") {
-        TargetArch::x86_64
-    } else if cfg!(target_arch = "aarch64") {
-        TargetArch::aarch64
-    } else {
-        return Err("seccomp: unsupported architecture".into());
-    };
-    let filter = SeccompFilter::new(
-        rules,
-        SeccompAction::KillProcess,
-        SeccompAction::Allow,
-        arch,
-    )
-    .map_err(e)?;
-    let prog: BpfProgram = filter.try_into().map_err(e)?;
-    seccompiler::apply_filter(&prog).map_err(|e| format!("seccomp: {e}"))
-}
-
 /// Runs one process-level instance; returns the exit code.
 pub fn child_main(args: &[String]) -> i32 {
     install_panic_hook();
@@ -289,8 +148,16 @@ pub fn child_main(args: &[String]) -> i32 {
     bi.control_base = control.ptr() as u64;
     // SAFETY: as above; the parent does not read our addresses back.
     unsafe { std::ptr::write_volatile(bi_ptr, bi) };
-    close_other_fds(&a);
-    if let Err(m) = confine(&a, bi.mem_size) {
+    let notify: Vec<RawFd> = [a.done]
+        .into_iter()
+        .chain(a.vnics.iter().map(|&(_, k)| k))
+        .collect();
+    let confinement = Confinement {
+        wake: a.wake,
+        notify: &notify,
+        memory: bi.mem_size,
+    };
+    if let Err(m) = confine(&confinement) {
         return fail(&m);
     }
     // SAFETY: the parent passed us these eventfds; nothing else in this

@@ -17,6 +17,8 @@
 //! process dies.
 
 mod child;
+mod confine;
+pub mod seccomp;
 
 pub use child::child_main;
 
