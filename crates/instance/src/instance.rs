@@ -4,7 +4,7 @@
 use crate::backend::{Backend, ConsoleSink, Ended, Isolation, LaunchSpec, VnicSpec};
 use crate::error::{ConfigError, CreateError, HandlerError};
 use crate::watchdog;
-use clickos_ring::layout::DATA_SIZE;
+use clickos_ring::layout::{DATA_SIZE, MAILBOX_OFF};
 use clickos_ring::mailbox::{state, Corruption, HostEnd, Mailbox, Op, PostError, Status, NAME_MAX};
 use clickos_ring::ring::{Consumer, Dir, Producer, RingError};
 use std::path::PathBuf;
@@ -140,12 +140,7 @@ impl Inner {
     pub(crate) fn mailbox(&self) -> &Mailbox {
         // SAFETY: the backend maps the control region for its whole life,
         // and the mailbox page lies inside it.
-        unsafe {
-            &*(self
-                .backend
-                .control()
-                .add(clickos_ring::layout::MAILBOX_OFF as usize) as *const Mailbox)
-        }
+        unsafe { &*(self.backend.control().add(MAILBOX_OFF as usize) as *const Mailbox) }
     }
 
     pub(crate) fn ended(&self) -> Option<Ended> {
