@@ -488,7 +488,7 @@ pub struct ControlSocket {
     swap_pending: std::cell::Cell<bool>,
 }
 
-use crate::driver::selector;
+use crate::selector::selector;
 
 impl ControlSocket {
     /// Opens the listening socket; on failure returns the syscall and error.
