@@ -149,7 +149,7 @@ impl Ring {
     }
 }
 
-/// A received frame, valid until [`PacketRx::release`].
+/// A received frame, valid during the [`PacketRx::recv`] callback.
 pub struct RxFrame<'a> {
     pub data: &'a [u8],
     /// Length on the wire.

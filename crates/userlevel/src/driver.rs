@@ -28,7 +28,7 @@ use std::time::Instant;
 /// which is flushed before returning. SIGINT and SIGTERM stop the router
 /// (a second one ends the process, as in Click).
 ///
-/// ```no_run
+/// ```
 /// use clickos_userlevel::{elements, run, Options, StdConsole};
 /// use std::rc::Rc;
 ///
