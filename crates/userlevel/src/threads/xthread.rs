@@ -3,7 +3,7 @@
 //! are not in `clickos elements` and refuse to run outside a plan.
 
 use super::{spsc, ThreadCtx};
-use crate::driver::Host;
+use crate::selector::Host;
 use click::packet::SendPacket;
 use click::prelude::*;
 use click::registry::Registry;
@@ -20,6 +20,7 @@ fn thread_ctx(cx: &Ctx) -> Result<Rc<ThreadCtx>, String> {
     cx.host()
         .and_then(|h| h.downcast_ref::<Host>())
         .and_then(|h| h.thread.clone())
+        .and_then(|t| t.downcast::<ThreadCtx>().ok())
         .ok_or_else(|| "only the threaded driver creates this element".to_string())
 }
 

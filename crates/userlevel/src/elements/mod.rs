@@ -1,5 +1,7 @@
 //! The host's std-only elements: pcap and IP summary dumps, ControlSocket,
-//! Linux network devices (FromDevice, ToDevice).
+//! Linux network devices (FromDevice, ToDevice over `clickos-netdev`),
+//! KernelTun/KernelTap; and the registry the driver uses. Elements reach
+//! the driver only through [`crate::selector`].
 
 use click::element::ClassSpec;
 use click::registry::Registry;
@@ -8,10 +10,10 @@ pub mod controlsocket;
 pub mod fromdevice;
 pub mod fromdump;
 pub mod fromipsummarydump;
-pub mod ipsumdump;
-pub mod ipsumdump_opt;
+mod ipsumdump;
+mod ipsumdump_opt;
+mod ipsumdump_parse;
 pub mod kerneltun;
-pub mod netdev;
 pub mod todevice;
 pub mod todump;
 pub mod toipsummarydump;
@@ -35,19 +37,10 @@ pub fn registry() -> Registry {
     for s in SPECS {
         r.add(s);
     }
-    // Documented here too; they initialise only inside an instance.
-    clickos_guest::vnic::register(&mut r);
     r
 }
 
-/// An I/O error as Click prints `strerror(errno)`.
-pub fn io_error_text(e: &std::io::Error) -> String {
-    let s = e.to_string();
-    match s.find(" (os error") {
-        Some(i) => s[..i].to_string(),
-        None => s,
-    }
-}
+pub use crate::sys::io_error_text;
 
 /// Reads the extra-length annotation.
 pub fn extra_length(p: &click::packet::Packet) -> u32 {

@@ -2,12 +2,12 @@
 //! stack through a Linux tun or tap device, and takes what the host routes
 //! to that device.
 
-use super::netdev::{dev_err, last_err};
 use click::element_any;
 use click::lang::args::IpPrefix;
 use click::prelude::*;
+use clickos_netdev::{dev_err, HostSide, Tun};
 use std::net::Ipv4Addr;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::RawFd;
 
 const DESCRIPTION: &str = "Reads packets from and writes packets to a Linux tun device \
 (`/dev/net/tun`), which lets a user-level configuration hand packets to the host's own IP \
@@ -107,7 +107,7 @@ pub struct KernelTun {
     burst: usize,
     ignore_overflows: bool,
     // running
-    fd: Option<OwnedFd>,
+    tun: Option<Tun>,
     name: String,
     buf: Vec<u8>,
     me: usize,
@@ -132,7 +132,7 @@ impl Default for KernelTun {
             devname: String::new(),
             burst: 32,
             ignore_overflows: false,
-            fd: None,
+            tun: None,
             name: String::new(),
             buf: Vec::new(),
             me: 0,
@@ -146,202 +146,21 @@ impl Default for KernelTun {
     }
 }
 
-use crate::driver::selector;
-
-/// A socket for the interface ioctls.
-fn ioctl_socket() -> Result<OwnedFd, std::io::Error> {
-    // SAFETY: plain socket(2); the result is checked.
-    let s = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
-    if s < 0 {
-        return Err(last_err());
-    }
-    // SAFETY: `s` is a fresh descriptor we own.
-    Ok(unsafe { OwnedFd::from_raw_fd(s) })
-}
-
-fn ifreq_named(name: &str) -> libc::ifreq {
-    // SAFETY: an all-zero ifreq is valid.
-    let mut r: libc::ifreq = unsafe { std::mem::zeroed() };
-    for (d, s) in r
-        .ifr_name
-        .iter_mut()
-        .zip(name.bytes().take(libc::IFNAMSIZ - 1))
-    {
-        *d = s as libc::c_char;
-    }
-    r
-}
-
-fn sockaddr_in(a: Ipv4Addr) -> libc::sockaddr {
-    let sin = libc::sockaddr_in {
-        sin_family: libc::AF_INET as libc::sa_family_t,
-        sin_port: 0,
-        sin_addr: libc::in_addr {
-            s_addr: u32::from(a).to_be(),
-        },
-        sin_zero: [0; 8],
-    };
-    // SAFETY: sockaddr_in and sockaddr have the same size; reading one as
-    // the other is how the kernel interface is meant to be used.
-    unsafe { std::mem::transmute::<libc::sockaddr_in, libc::sockaddr>(sin) }
-}
-
-/// Linux's `struct rtentry` (the route ioctls), which the libc crate does
-/// not define for glibc.
-#[repr(C)]
-struct RtEntry {
-    rt_pad1: libc::c_ulong,
-    rt_dst: libc::sockaddr,
-    rt_gateway: libc::sockaddr,
-    rt_genmask: libc::sockaddr,
-    rt_flags: libc::c_ushort,
-    rt_pad2: libc::c_short,
-    rt_pad3: libc::c_ulong,
-    rt_pad4: *mut libc::c_void,
-    rt_metric: libc::c_short,
-    rt_dev: *mut libc::c_char,
-    rt_mtu: libc::c_ulong,
-    rt_window: libc::c_ulong,
-    rt_irtt: libc::c_ushort,
-}
-
-const RTF_UP: libc::c_ushort = 0x0001;
-const RTF_GATEWAY: libc::c_ushort = 0x0002;
+use crate::selector::selector;
 
 impl KernelTun {
-    /// Allocates the device; returns its name.
-    fn alloc(&mut self) -> Result<String, String> {
-        // SAFETY: open(2) with a constant path; the result is checked.
-        let fd = unsafe {
-            libc::open(
-                c"/dev/net/tun".as_ptr(),
-                libc::O_RDWR | libc::O_NONBLOCK | libc::O_CLOEXEC,
-            )
-        };
-        if fd < 0 {
-            let e = last_err();
-            return Err(format!(
-                "could not allocate a tun device: /dev/net/tun: {} (is the tun module loaded, and are you root?)",
-                super::io_error_text(&e)
-            ));
-        }
-        // SAFETY: `fd` is a fresh descriptor we own.
-        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-        let pattern = if self.devname.is_empty() {
-            if self.tap {
-                "tap%d"
-            } else {
-                "tun%d"
-            }
-        } else {
-            &self.devname
-        };
-        let mut r = ifreq_named(pattern);
-        r.ifr_ifru.ifru_flags = ((if self.tap {
-            libc::IFF_TAP
-        } else {
-            libc::IFF_TUN
-        }) | libc::IFF_NO_PI) as i16;
-        // SAFETY: TUNSETIFF takes a pointer to an ifreq, which lives across
-        // the call.
-        if unsafe { libc::ioctl(fd.as_raw_fd(), libc::TUNSETIFF, &mut r) } < 0 {
-            return Err(dev_err(pattern, "TUNSETIFF", &last_err()));
-        }
-        let name: String = r
-            .ifr_name
-            .iter()
-            .take_while(|&&c| c != 0)
-            .map(|&c| c as u8 as char)
-            .collect();
-        self.fd = Some(fd);
-        Ok(name)
-    }
-
-    /// Gives the host's side its address, brings the device up, adds the
-    /// default route.
-    fn setup(&self, name: &str) -> Result<(), String> {
-        let s = ioctl_socket().map_err(|e| dev_err(name, "socket", &e))?;
-        let ioctl = |req: libc::c_ulong, r: &mut libc::ifreq, what: &str| {
-            // SAFETY: the interface ioctls take a pointer to an ifreq that
-            // lives across the call.
-            if unsafe { libc::ioctl(s.as_raw_fd(), req as _, r as *mut libc::ifreq) } < 0 {
-                Err(dev_err(name, what, &last_err()))
-            } else {
-                Ok(())
-            }
-        };
-        if let Some(mtu) = self.mtu {
-            let mut r = ifreq_named(name);
-            r.ifr_ifru.ifru_mtu = mtu as libc::c_int;
-            ioctl(libc::SIOCSIFMTU, &mut r, "SIOCSIFMTU")?;
-        }
-        if let (true, Some(eth)) = (self.tap, self.ether) {
-            let mut r = ifreq_named(name);
-            // SAFETY: an all-zero sockaddr is valid.
-            let mut sa: libc::sockaddr = unsafe { std::mem::zeroed() };
-            sa.sa_family = 1; // ARPHRD_ETHER
-            for (d, b) in sa.sa_data.iter_mut().zip(eth) {
-                *d = b as libc::c_char;
-            }
-            r.ifr_ifru.ifru_hwaddr = sa;
-            ioctl(libc::SIOCSIFHWADDR, &mut r, "SIOCSIFHWADDR")?;
-        }
-        let mut r = ifreq_named(name);
-        r.ifr_ifru.ifru_addr = sockaddr_in(self.addr);
-        ioctl(libc::SIOCSIFADDR, &mut r, "SIOCSIFADDR")?;
-        let mut r = ifreq_named(name);
-        r.ifr_ifru.ifru_netmask = sockaddr_in(self.mask);
-        ioctl(libc::SIOCSIFNETMASK, &mut r, "SIOCSIFNETMASK")?;
-        let mut r = ifreq_named(name);
-        ioctl(libc::SIOCGIFFLAGS, &mut r, "SIOCGIFFLAGS")?;
-        // SAFETY: SIOCGIFFLAGS just filled the flags member.
-        let flags = unsafe { r.ifr_ifru.ifru_flags };
-        r.ifr_ifru.ifru_flags = flags | (libc::IFF_UP | libc::IFF_RUNNING) as i16;
-        ioctl(libc::SIOCSIFFLAGS, &mut r, "SIOCSIFFLAGS")?;
-        if let Some(gw) = self.gateway {
-            let mut dev: Vec<libc::c_char> = name.bytes().map(|b| b as libc::c_char).collect();
-            dev.push(0);
-            let mut rt = RtEntry {
-                rt_pad1: 0,
-                rt_dst: sockaddr_in(Ipv4Addr::UNSPECIFIED),
-                rt_gateway: sockaddr_in(gw),
-                rt_genmask: sockaddr_in(Ipv4Addr::UNSPECIFIED),
-                rt_flags: RTF_UP | RTF_GATEWAY,
-                rt_pad2: 0,
-                rt_pad3: 0,
-                rt_pad4: std::ptr::null_mut(),
-                rt_metric: 0,
-                rt_dev: dev.as_mut_ptr(),
-                rt_mtu: 0,
-                rt_window: 0,
-                rt_irtt: 0,
-            };
-            // SAFETY: SIOCADDRT takes a pointer to an rtentry (laid out as
-            // the kernel's) whose device name outlives the call.
-            if unsafe { libc::ioctl(s.as_raw_fd(), libc::SIOCADDRT as _, &mut rt) } < 0 {
-                return Err(dev_err(name, "adding the default route", &last_err()));
-            }
-        }
-        Ok(())
-    }
-
     fn raw_fd(&self) -> RawFd {
-        self.fd.as_ref().map_or(-1, |f| f.as_raw_fd())
+        self.tun.as_ref().map_or(-1, |t| t.fd())
     }
 
     /// Writes one packet to the device.
     fn send(&mut self, p: Packet, cx: &Ctx) {
-        // SAFETY: writing the packet's bytes to our own descriptor.
-        let r = unsafe {
-            libc::write(
-                self.raw_fd(),
-                p.data().as_ptr() as *const libc::c_void,
-                p.len(),
-            )
-        };
-        if r < 0 {
+        let Some(tun) = &self.tun else {
             self.drops += 1;
-            let e = last_err();
+            return;
+        };
+        if let Err(e) = tun.write(p.data()) {
+            self.drops += 1;
             let overflow = matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::ENOBUFS));
             let quiet = self.warned_write || (overflow && self.ignore_overflows);
             if !quiet {
@@ -360,21 +179,16 @@ impl KernelTun {
     /// Reads what the device holds, at most BURST packets; returns how many.
     fn receive(&mut self, cx: &Ctx) -> usize {
         let mut n = 0;
+        let Some(tun) = &self.tun else {
+            return 0;
+        };
         while n < self.burst {
-            // SAFETY: reading into our own buffer of buf.len() bytes.
-            let r = unsafe {
-                libc::read(
-                    self.raw_fd(),
-                    self.buf.as_mut_ptr() as *mut libc::c_void,
-                    self.buf.len(),
-                )
+            let len = match tun.read(&mut self.buf) {
+                Ok(len) if len > 0 => len,
+                _ => break,
             };
-            if r <= 0 {
-                break;
-            }
             n += 1;
             self.count += 1;
-            let len = r as usize;
             let mut p = cx.pool().make_len(self.headroom, len, 0);
             p.data_mut().copy_from_slice(&self.buf[..len]);
             p.set_timestamp(cx.now());
@@ -456,9 +270,15 @@ impl Element for KernelTun {
         let Some(sel) = selector(cx) else {
             return Err("KernelTun needs the userlevel driver ('clickos run')".into());
         };
-        let name = self.alloc()?;
-        self.setup(&name)?;
-        self.name = name;
+        let tun = self.tun.insert(Tun::open(&self.devname, self.tap)?);
+        tun.set_up(&HostSide {
+            addr: self.addr,
+            mask: self.mask,
+            gateway: self.gateway,
+            mtu: self.mtu,
+            ether: self.ether,
+        })?;
+        self.name = tun.name().to_string();
         self.buf = vec![0; 65536];
         self.me = cx.index();
         self.pull_input = cx.ninputs() > 0 && cx.input_is_pull(0);
@@ -510,7 +330,7 @@ impl Element for KernelTun {
             sel.hold(self.me, false);
         }
         // closing the descriptor removes the device and its routes
-        self.fd = None;
+        self.tun = None;
     }
 
     element_any!();

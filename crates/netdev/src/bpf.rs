@@ -1,17 +1,19 @@
-//! The two BPF programs FromDevice needs, assembled by hand and loaded
+//! The two BPF programs the receivers need, assembled by hand and loaded
 //! with the `bpf(2)` system call:
 //!
 //! - an XDP program that redirects every frame to the AF_XDP socket of
 //!   its receive queue through an XSKMAP (and passes it to the kernel when
 //!   no socket serves that queue), attached with a BPF link;
-//! - a tcx ingress program that drops every frame (SNIFFER false with
-//!   AF_PACKET): packet sockets see frames before tcx ingress runs, so
-//!   FromDevice still gets them but the kernel stack does not.
+//! - a tcx ingress program that drops every frame (a receiver that is not
+//!   a sniffer, with AF_PACKET): packet sockets see frames before tcx
+//!   ingress runs, so the receiver still gets them but the kernel stack
+//!   does not.
 //!
 //! Both are attached through BPF links, so the kernel detaches them when
 //! the last descriptor closes, even if the process dies.
 
-use super::{last_err, Mmap};
+use crate::last_err;
+use crate::sys::Mmap;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::{Arc, Mutex, Weak};
@@ -115,12 +117,12 @@ fn prog_load(prog_type: u32, attach: u32, insns: &[Insn], name: &str) -> Result<
             match r {
                 Ok(fd) => Ok(owned(fd)),
                 Err(_) if !last.is_empty() => {
-                    Err(format!("BPF program load: {}: {last}", super::err_text(&e)))
+                    Err(format!("BPF program load: {}: {last}", crate::err_text(&e)))
                 }
-                Err(_) => Err(format!("BPF program load: {}", super::err_text(&e))),
+                Err(_) => Err(format!("BPF program load: {}", crate::err_text(&e))),
             }
         }
-        Err(e) => Err(format!("BPF program load: {}", super::err_text(&e))),
+        Err(e) => Err(format!("BPF program load: {}", crate::err_text(&e))),
     }
 }
 
@@ -183,7 +185,7 @@ pub fn xdp_prog(ifindex: u32, dev: &str) -> Result<Arc<XdpProg>, String> {
     put32(&mut a, 12, XSKMAP_ENTRIES);
     let map = sys_bpf(BPF_MAP_CREATE, &mut a)
         .map(owned)
-        .map_err(|e| format!("BPF XSKMAP create: {}", super::err_text(&e)))?;
+        .map_err(|e| format!("BPF XSKMAP create: {}", crate::err_text(&e)))?;
     let fd = map.as_raw_fd();
     // r2 = ctx->rx_queue_index; r1 = map; r3 = XDP_PASS (action when the
     // queue has no socket); call bpf_redirect_map; exit
@@ -201,7 +203,7 @@ pub fn xdp_prog(ifindex: u32, dev: &str) -> Result<Arc<XdpProg>, String> {
             Some(libc::EBUSY) | Some(libc::EEXIST) => {
                 format!("{dev}: another XDP program is attached")
             }
-            _ => format!("{dev}: XDP attach: {}", super::err_text(&e)),
+            _ => format!("{dev}: XDP attach: {}", crate::err_text(&e)),
         })?;
     let p = Arc::new(XdpProg {
         map,
@@ -229,7 +231,7 @@ pub fn tcx_drop(ifindex: u32, dev: &str) -> Result<TcxDrop, String> {
         "clickos_drop",
     )?;
     let link = link_create(prog.as_raw_fd(), ifindex, BPF_TCX_INGRESS)
-        .map_err(|e| format!("{dev}: tcx ingress attach: {}", super::err_text(&e)))?;
+        .map_err(|e| format!("{dev}: tcx ingress attach: {}", crate::err_text(&e)))?;
     Ok(TcxDrop {
         _prog: prog,
         _link: link,

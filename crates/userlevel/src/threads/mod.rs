@@ -18,8 +18,10 @@ pub mod plan;
 pub mod spsc;
 mod xthread;
 
+use crate::clock::SystemClock;
 use crate::console::StdConsole;
-use crate::driver::{self, Host, LoopHooks, Selector, SystemClock};
+use crate::runloop::{self, LoopHooks};
+use crate::selector::{self, Host, Selector};
 use click::packet::SendPacket;
 use click::prelude::*;
 use click::router::{Core, HandlerError, Peers};
@@ -139,7 +141,7 @@ impl Bell {
             events: libc::POLLIN,
             revents: 0,
         }];
-        driver::wait_fds(&mut pfd, Some(timeout));
+        selector::wait_fds(&mut pfd, Some(timeout));
         self.woke();
     }
 }
@@ -904,7 +906,7 @@ fn build(
     );
     let host = Rc::new(Host {
         selector,
-        thread: Some(ctx.clone()),
+        thread: Some(ctx.clone() as Rc<dyn std::any::Any>),
     });
     let (copy, ncopies) = if shared.replicate {
         (me, shared.nthreads)
@@ -1006,8 +1008,8 @@ fn worker(
     };
     if shared.go.load(Ordering::SeqCst) == GO_RUN {
         let hooks = Hooks { ctx: ctx.clone() };
-        driver::drive_with(&router, None, Some(&host.selector), Some(&hooks));
-        if driver::interrupted() {
+        runloop::drive_with(&router, None, Some(&host.selector), Some(&hooks));
+        if runloop::interrupted() {
             shared.stop_everything();
         }
         ctx.go_idle();
@@ -1029,8 +1031,8 @@ impl Running {
         let hooks = Hooks {
             ctx: self.ctx.clone(),
         };
-        driver::drive_with(&self.router, None, Some(&self.host.selector), Some(&hooks));
-        if driver::interrupted() {
+        runloop::drive_with(&self.router, None, Some(&self.host.selector), Some(&hooks));
+        if runloop::interrupted() {
             sh.stop_everything();
         }
         self.ctx.go_idle();

@@ -1,13 +1,9 @@
 //! ToDevice (user level): sends frames out a Linux network interface
 //! through AF_XDP or an AF_PACKET TX ring.
 
-use super::netdev::afpacket::{PacketTx, TxError};
-use super::netdev::afxdp::{self, Xsk};
-use super::netdev::{dev_info, err_text, DevInfo, Method};
 use click::element_any;
 use click::prelude::*;
-use std::cell::RefCell;
-use std::rc::Rc;
+use clickos_netdev::{err_text, DevInfo, Method, Tx, TxConfig, TxError};
 
 pub static SPEC: ClassSpec = ClassSpec {
     name: "ToDevice",
@@ -89,19 +85,13 @@ older Clicks and ignored.",
     make: || Box::new(ToDevice::default()),
 };
 
-enum TxIo {
-    None,
-    Packet(PacketTx),
-    Xdp(Rc<RefCell<Xsk>>),
-}
-
 pub struct ToDevice {
     ifname: String,
     burst: usize,
     method: Method,
     queue: u32,
     debug: bool,
-    io: TxIo,
+    tx: Option<Tx>,
     dev: Option<DevInfo>,
     signal: Option<UpstreamSignal>,
     q: Option<Packet>,
@@ -122,7 +112,7 @@ impl Default for ToDevice {
             method: Method::Auto,
             queue: 0,
             debug: false,
-            io: TxIo::None,
+            tx: None,
             dev: None,
             signal: None,
             q: None,
@@ -141,22 +131,9 @@ const TIMER_COMPLETIONS: u32 = 0;
 /// How long to wait for AF_XDP completions when out of TX frames.
 const COMPLETION_WAIT_NS: i64 = 20_000;
 
-use crate::driver::selector;
+use crate::selector::selector;
 
 impl ToDevice {
-    fn open_xdp(&mut self, cx: &Ctx, dev: &DevInfo) -> Result<(), String> {
-        let q = self.queue + cx.copy() as u32;
-        if q >= dev.tx_queues.max(dev.rx_queues) {
-            return Err(format!(
-                "{} has {} queue(s), this copy needs queue {q}",
-                dev.name,
-                dev.tx_queues.max(dev.rx_queues)
-            ));
-        }
-        self.io = TxIo::Xdp(afxdp::socket(dev, q)?);
-        Ok(())
-    }
-
     fn send_error(&mut self, cx: &Ctx, e: &std::io::Error) {
         if self.debug || self.reported == 0 {
             cx.error_line(&format!("{}: send: {}", cx.declaration(), err_text(e)));
@@ -195,27 +172,16 @@ impl Element for ToDevice {
         if self.ifname.is_empty() {
             return Err("interface not set".into());
         }
-        let dev = dev_info(&self.ifname)?;
+        let dev = DevInfo::lookup(&self.ifname)?;
         let decl = cx.declaration();
-        match self.method {
-            Method::Packet => self.io = TxIo::Packet(PacketTx::open(&dev)?),
-            Method::Xdp => {
-                if let Err(e) = self.open_xdp(cx, &dev) {
-                    if cx.ncopies() > 1 && e.contains("this copy needs") {
-                        cx.error_line(&format!("{decl}: using AF_PACKET: {e}"));
-                        self.io = TxIo::Packet(PacketTx::open(&dev)?);
-                    } else {
-                        return Err(e);
-                    }
-                }
-            }
-            Method::Auto => {
-                if let Err(e) = self.open_xdp(cx, &dev) {
-                    cx.error_line(&format!("{decl}: using AF_PACKET, AF_XDP unavailable: {e}"));
-                    self.io = TxIo::Packet(PacketTx::open(&dev)?);
-                }
-            }
-        }
+        let cfg = TxConfig {
+            method: self.method,
+            queue: self.queue,
+            copy: cx.copy() as u32,
+            copies: cx.ncopies() as u32,
+        };
+        let tx = Tx::open(&dev, &cfg, &mut |m| cx.error_line(&format!("{decl}: {m}")))?;
+        self.tx = Some(tx);
         self.dev = Some(dev);
         self.me = cx.index();
         self.has_selector = selector(cx).is_some();
@@ -246,10 +212,9 @@ impl Element for ToDevice {
                     }
                 }
             };
-            let r = match &mut self.io {
-                TxIo::Packet(tx) => tx.queue(p.data()),
-                TxIo::Xdp(x) => x.borrow_mut().queue(p.data()),
-                TxIo::None => Err(TxError::BadLength),
+            let r = match &mut self.tx {
+                Some(tx) => tx.queue(p.data()),
+                None => Err(TxError::BadLength),
             };
             match r {
                 Ok(()) => {
@@ -273,31 +238,26 @@ impl Element for ToDevice {
             }
         }
         // one kick for the batch
-        let (r, unsent) = match &mut self.io {
-            TxIo::Packet(tx) => {
+        let (r, unsent) = match &mut self.tx {
+            Some(tx) => {
                 let r = tx.flush();
-                (r, tx.unsent() as u32)
+                (r, tx.unsent())
             }
-            TxIo::Xdp(x) => {
-                let mut x = x.borrow_mut();
-                let r = x.flush();
-                (r, x.tx_unsent())
-            }
-            TxIo::None => (Ok(()), 0),
+            None => (Ok(()), 0),
         };
         if let Err(e) = r {
             self.send_error(cx, &e);
         }
         if full {
-            match &self.io {
-                TxIo::Packet(tx) if self.has_selector && unsent == 0 => {
+            match &self.tx {
+                Some(tx) if tx.method() == Method::Packet && self.has_selector && unsent == 0 => {
                     if let Some(sel) = selector(cx) {
                         sel.set(self.me, &[(tx.fd(), libc::POLLOUT)]);
                         self.polling_out = true;
                     }
                     return false;
                 }
-                TxIo::Xdp(_) if unsent == 0 => {
+                Some(tx) if tx.method() == Method::Xdp && unsent == 0 => {
                     // out of frames until the kernel completes some
                     cx.schedule_timer_after(TIMER_COMPLETIONS, COMPLETION_WAIT_NS);
                     return false;
@@ -323,11 +283,11 @@ impl Element for ToDevice {
             "count" => self.count.to_string(),
             "drops" => self.drops.to_string(),
             "pulls" => self.pulls.to_string(),
-            "method" => match &self.io {
-                TxIo::Packet(_) => "AF_PACKET".into(),
-                TxIo::Xdp(_) => "AF_XDP".into(),
-                TxIo::None => String::new(),
-            },
+            "method" => self
+                .tx
+                .as_ref()
+                .map_or("", |tx| tx.method().name())
+                .to_string(),
             "signal" => self
                 .signal
                 .as_ref()
@@ -360,11 +320,11 @@ impl Element for ToDevice {
         if let Some(sel) = selector(cx) {
             sel.set(self.me, &[]);
         }
-        if let TxIo::Packet(tx) = &mut self.io {
+        if let Some(tx) = self.tx.as_mut().filter(|tx| tx.method() == Method::Packet) {
             let _ = tx.flush();
         }
         self.q = None;
-        self.io = TxIo::None;
+        self.tx = None;
     }
 
     element_any!();

@@ -2,11 +2,12 @@
 //! programs, over a TCP or UNIX-domain stream socket.
 //!
 //! The sockets are non-blocking. The element registers them with the
-//! driver's [`Selector`]; the driver schedules the element's task when one
-//! is ready (or polls them about once a millisecond while the router is
-//! busy), and the task accepts clients, reads, runs commands through the
-//! router's handler path and writes replies. Every buffer is bounded, so a
-//! client can slow itself down but not the router.
+//! driver's [`Selector`](crate::selector::Selector); the driver schedules
+//! the element's task when one is ready (or polls them about once a
+//! millisecond while the router is busy), and the task accepts clients,
+//! reads, runs commands through the router's handler path and writes
+//! replies. Every buffer is bounded, so a client can slow itself down but
+//! not the router.
 
 use super::io_error_text;
 use click::element_any;
@@ -488,7 +489,7 @@ pub struct ControlSocket {
     swap_pending: std::cell::Cell<bool>,
 }
 
-use crate::driver::selector;
+use crate::selector::selector;
 
 impl ControlSocket {
     /// Opens the listening socket; on failure returns the syscall and error.

@@ -3,7 +3,8 @@
 //! TX ring for ToDevice (frames are written in place and sent with one
 //! `send` per batch, bypassing the qdisc layer).
 
-use super::{dev_err, getsockopt, last_err, setsockopt, DevInfo, Mmap};
+use crate::sys::{getsockopt, setsockopt, Mmap};
+use crate::{dev_err, last_err, DevInfo};
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -148,7 +149,7 @@ impl Ring {
     }
 }
 
-/// A received frame, valid until [`PacketRx::release`].
+/// A received frame, valid during the [`PacketRx::recv`] callback.
 pub struct RxFrame<'a> {
     pub data: &'a [u8],
     /// Length on the wire.

@@ -110,13 +110,13 @@ impl Console for StdConsole {
         }
         o.open(path)
             .and_then(|mut f| f.write_all(text.as_bytes()))
-            .map_err(|e| format!("{}: {}", path, crate::elements::io_error_text(&e)))
+            .map_err(|e| format!("{}: {}", path, crate::sys::io_error_text(&e)))
     }
 
     fn read_file(&self, path: &str) -> Result<String, String> {
         std::fs::read(path)
             .map(|b| String::from_utf8_lossy(&b).into_owned())
-            .map_err(|e| format!("{}: {}", path, crate::elements::io_error_text(&e)))
+            .map_err(|e| format!("{}: {}", path, crate::sys::io_error_text(&e)))
     }
 
     fn catch_signal(&self, signo: i32) -> bool {
@@ -146,7 +146,7 @@ impl Console for StdConsole {
         if unsafe { libc::kill(pid, signo) } < 0 {
             return Err(format!(
                 "kill: {}",
-                crate::elements::io_error_text(&std::io::Error::last_os_error())
+                crate::sys::io_error_text(&std::io::Error::last_os_error())
             ));
         }
         Ok(())

@@ -1,15 +1,10 @@
 //! FromDevice (user level): reads frames from a Linux network interface
 //! through AF_XDP or an AF_PACKET RX ring.
 
-use super::netdev::afpacket::{PacketRx, RxFrame, RxOptions};
-use super::netdev::afxdp::{self, Xsk};
-use super::netdev::bpf::{tcx_drop, TcxDrop};
-use super::netdev::{dev_info, fanout_group, force_ip, DevInfo, Method};
 use super::set_extra_length;
 use click::element_any;
 use click::prelude::*;
-use std::cell::RefCell;
-use std::rc::Rc;
+use clickos_netdev::{DevInfo, Frame, Method, Rx, RxConfig};
 
 pub static SPEC: ClassSpec = ClassSpec {
     name: "FromDevice",
@@ -120,12 +115,6 @@ PACKET_STATISTICS drops; AF_XDP: XDP_STATISTICS rx_dropped + rx_ring_full).",
     make: || Box::new(FromDevice::default()),
 };
 
-pub(crate) enum RxIo {
-    None,
-    Packet(PacketRx),
-    Xdp(Rc<RefCell<Xsk>>),
-}
-
 pub struct FromDevice {
     ifname: String,
     sniffer: bool,
@@ -144,11 +133,8 @@ pub struct FromDevice {
     bpf_filter: bool,
     encap: Option<String>,
     // running
-    io: RxIo,
+    rx: Option<Rx>,
     dev: Option<DevInfo>,
-    tcx: Option<TcxDrop>,
-    /// The promiscuous-mode socket kept for AF_XDP.
-    promisc_sock: Option<PacketRx>,
     scratch: Vec<(Packet, u8)>,
     count: u64,
     truncated: u64,
@@ -177,10 +163,8 @@ impl Default for FromDevice {
             protocol: 0,
             bpf_filter: false,
             encap: None,
-            io: RxIo::None,
+            rx: None,
             dev: None,
-            tcx: None,
-            promisc_sock: None,
             scratch: Vec::new(),
             count: 0,
             truncated: 0,
@@ -192,83 +176,9 @@ impl Default for FromDevice {
     }
 }
 
-use crate::driver::selector;
-
-/// Click's packet type for a frame read without the kernel's opinion.
-fn ether_type_of(d: &[u8]) -> u8 {
-    match d.first() {
-        Some(b) if b & 1 != 0 => {
-            if d.len() >= 6 && d[..6] == [0xff; 6] {
-                1
-            } else {
-                2
-            }
-        }
-        _ => 0,
-    }
-}
+use crate::selector::selector;
 
 impl FromDevice {
-    fn open_packet(&mut self, cx: &Ctx, dev: &DevInfo) -> Result<(), String> {
-        let fanout = (cx.ncopies() > 1).then(|| fanout_group(dev.ifindex));
-        let rx = PacketRx::open(
-            dev,
-            &RxOptions {
-                snaplen: self.snaplen,
-                promisc: self.promisc,
-                outbound: self.outbound,
-                protocol: self.protocol,
-                fanout,
-            },
-        )?;
-        if !self.sniffer && self.tcx.is_none() {
-            match tcx_drop(dev.ifindex, &dev.name) {
-                Ok(t) => self.tcx = Some(t),
-                Err(e) => {
-                    cx.error_line(&format!(
-                        "{}: warning: SNIFFER false: {e}; the kernel still processes the packets",
-                        cx.declaration()
-                    ));
-                    self.sniffer = true;
-                }
-            }
-        }
-        self.io = RxIo::Packet(rx);
-        Ok(())
-    }
-
-    fn open_xdp(&mut self, cx: &Ctx, dev: &DevInfo) -> Result<(), String> {
-        let n = cx.ncopies() as u32;
-        if n > 1 && dev.rx_queues < self.queue + n {
-            return Err(format!(
-                "{} has {} RX queue(s), {} threads need {}",
-                dev.name,
-                dev.rx_queues,
-                n,
-                self.queue + n
-            ));
-        }
-        let q = self.queue + cx.copy() as u32;
-        let x = afxdp::socket(dev, q)?;
-        x.borrow_mut().start_rx(dev)?;
-        if self.promisc {
-            // a packet socket's membership is the portable way to set it
-            let s = PacketRx::open(
-                dev,
-                &RxOptions {
-                    snaplen: 64,
-                    promisc: true,
-                    outbound: false,
-                    protocol: 0xffff, // an unused type: receives nothing
-                    fanout: None,
-                },
-            )?;
-            self.promisc_sock = Some(s);
-        }
-        self.io = RxIo::Xdp(x);
-        Ok(())
-    }
-
     fn make_packet(
         &self,
         cx: &Ctx,
@@ -375,7 +285,7 @@ impl Element for FromDevice {
         if self.ifname.is_empty() {
             return Err("interface not set".into());
         }
-        let dev = dev_info(&self.ifname)?;
+        let dev = DevInfo::lookup(&self.ifname)?;
         let decl = cx.declaration();
         if self.bpf_filter {
             cx.error_line(&format!(
@@ -392,39 +302,27 @@ impl Element for FromDevice {
                 ));
             }
         }
-        match self.method {
-            Method::Packet => self.open_packet(cx, &dev)?,
-            Method::Xdp => {
-                if self.sniffer {
-                    cx.error_line(&format!(
-                        "{decl}: warning: SNIFFER true with METHOD XDP: the kernel does not see the frames FromDevice reads"
-                    ));
-                }
-                if let Err(e) = self.open_xdp(cx, &dev) {
-                    if cx.ncopies() > 1 && e.contains("threads need") {
-                        cx.error_line(&format!("{decl}: using AF_PACKET fanout: {e}"));
-                        self.open_packet(cx, &dev)?;
-                    } else {
-                        return Err(e);
-                    }
-                }
-            }
-            Method::Auto => {
-                if self.sniffer {
-                    self.open_packet(cx, &dev)?;
-                } else if let Err(e) = self.open_xdp(cx, &dev) {
-                    cx.error_line(&format!("{decl}: using AF_PACKET, AF_XDP unavailable: {e}"));
-                    self.open_packet(cx, &dev)?;
-                }
-            }
+        if self.method == Method::Xdp && self.sniffer {
+            cx.error_line(&format!(
+                "{decl}: warning: SNIFFER true with METHOD XDP: the kernel does not see the frames FromDevice reads"
+            ));
         }
+        let cfg = RxConfig {
+            method: self.method,
+            sniffer: self.sniffer,
+            promisc: self.promisc,
+            snaplen: self.snaplen,
+            outbound: self.outbound,
+            protocol: self.protocol,
+            queue: self.queue,
+            copy: cx.copy() as u32,
+            copies: cx.ncopies() as u32,
+        };
+        let rx = Rx::open(&dev, &cfg, &mut |m| cx.error_line(&format!("{decl}: {m}")))?;
         self.me = cx.index();
         self.scratch = Vec::with_capacity(self.burst.min(1024));
-        let fd = match &self.io {
-            RxIo::Packet(rx) => rx.fd(),
-            RxIo::Xdp(x) => x.borrow().fd(),
-            RxIo::None => -1,
-        };
+        let fd = rx.fd();
+        self.rx = Some(rx);
         if let Some(sel) = selector(cx) {
             sel.set(self.me, &[(fd, libc::POLLIN)]);
             sel.hold(self.me, true);
@@ -438,39 +336,26 @@ impl Element for FromDevice {
     fn run_task(&mut self, cx: &Ctx) -> bool {
         let mut got = std::mem::take(&mut self.scratch);
         let mut wanted_big = 0u64;
-        // The I/O state is taken out while reading, so make_packet can
-        // borrow the configuration.
-        let io = std::mem::replace(&mut self.io, RxIo::None);
-        let n = match io {
-            RxIo::None => 0,
-            RxIo::Packet(mut rx) => {
-                let ts = self.timestamp;
-                let n = rx.recv(self.burst, |f: &RxFrame| {
-                    let (mut p, cut) = self.make_packet(cx, f.data, f.len, f.vlan);
-                    if cut {
-                        wanted_big += 1;
-                    }
-                    if ts {
-                        p.set_timestamp(Timestamp::from_sec_nsec(i64::from(f.sec), f.nsec));
-                    }
-                    got.push((p, f.pkttype));
-                });
-                self.io = RxIo::Packet(rx);
-                n
-            }
-            RxIo::Xdp(x) => {
-                let n = x.borrow_mut().recv(self.burst, |d| {
-                    let (p, cut) = self.make_packet(cx, d, d.len(), None);
-                    if cut {
-                        wanted_big += 1;
-                    }
-                    got.push((p, ether_type_of(d)));
-                });
-                self.io = RxIo::Xdp(x);
-                n
-            }
+        // The socket is taken out while reading, so make_packet can borrow
+        // the configuration.
+        let mut rx = self.rx.take();
+        let ts = self.timestamp;
+        let n = match &mut rx {
+            None => 0,
+            Some(rx) => rx.recv(self.burst, |f: &Frame| {
+                let (mut p, cut) = self.make_packet(cx, f.data, f.len, f.vlan);
+                if cut {
+                    wanted_big += 1;
+                }
+                if let (true, Some((sec, nsec))) = (ts, f.kernel_time) {
+                    p.set_timestamp(Timestamp::from_sec_nsec(i64::from(sec), nsec));
+                }
+                got.push((p, f.pkttype));
+            }),
         };
-        if self.timestamp && matches!(self.io, RxIo::Xdp(_)) {
+        let xdp = rx.as_ref().is_some_and(|rx| rx.method() == Method::Xdp);
+        self.rx = rx;
+        if self.timestamp && xdp {
             let now = cx.now();
             for (p, _) in got.iter_mut() {
                 p.set_timestamp(now);
@@ -522,21 +407,20 @@ impl Element for FromDevice {
         Some(Ok(match name {
             "count" => self.count.to_string(),
             "truncated" => self.truncated.to_string(),
-            "kernel_drops" => match &mut self.io {
-                RxIo::Packet(rx) => rx.kernel_drops().to_string(),
-                RxIo::Xdp(x) => x.borrow().kernel_drops().to_string(),
-                RxIo::None => "??".into(),
+            "kernel_drops" => match &mut self.rx {
+                Some(rx) => rx.kernel_drops().to_string(),
+                None => "??".into(),
             },
             "encap" => self.dev.as_ref().map_or("ETHER", |d| d.encap()).to_string(),
-            "method" => match &self.io {
-                RxIo::Packet(_) => "AF_PACKET".into(),
-                RxIo::Xdp(_) => "AF_XDP".into(),
-                RxIo::None => String::new(),
-            },
-            "xdp_mode" => match &self.io {
-                RxIo::Xdp(x) if x.borrow().zerocopy => "zerocopy".into(),
-                RxIo::Xdp(_) => "copy".into(),
-                _ => String::new(),
+            "method" => self
+                .rx
+                .as_ref()
+                .map_or("", |rx| rx.method().name())
+                .to_string(),
+            "xdp_mode" => match self.rx.as_ref().and_then(|rx| rx.zerocopy()) {
+                Some(true) => "zerocopy".into(),
+                Some(false) => "copy".into(),
+                None => String::new(),
             },
             _ => return None,
         }))
@@ -558,10 +442,36 @@ impl Element for FromDevice {
             sel.set(self.me, &[]);
             sel.hold(self.me, false);
         }
-        self.io = RxIo::None;
-        self.promisc_sock = None;
-        self.tcx = None;
+        self.rx = None;
     }
 
     element_any!();
+}
+
+/// Sets the IP header annotation as Click's `fake_pcap_force_ip` does for
+/// Ethernet (optionally 802.1Q-tagged) frames and raw IP links; false when
+/// the frame is not IPv4.
+fn force_ip(p: &mut Packet, ether: bool) -> bool {
+    let d = p.data();
+    let off = if !ether {
+        0
+    } else {
+        if d.len() < 14 {
+            return false;
+        }
+        match u16::from_be_bytes([d[12], d[13]]) {
+            0x0800 => 14,
+            0x8100 | 0x88a8 if d.len() >= 18 && u16::from_be_bytes([d[16], d[17]]) == 0x0800 => 18,
+            _ => return false,
+        }
+    };
+    let Some(&vh) = d.get(off) else {
+        return false;
+    };
+    let hl = usize::from(vh & 15) * 4;
+    if vh >> 4 != 4 || hl < 20 || d.len() < off + hl {
+        return false;
+    }
+    p.set_network_header(off, hl);
+    true
 }

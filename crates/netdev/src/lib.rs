@@ -1,18 +1,62 @@
-//! Linux network devices for FromDevice and ToDevice: interface facts
-//! (index, MTU, link type, queues), AF_PACKET rings ([`afpacket`]),
-//! AF_XDP sockets ([`afxdp`]) and the two tiny BPF programs they need
-//! ([`bpf`]), loaded with the `bpf(2)` system call (no libbpf).
+//! Linux network devices without the element layer, for anything that
+//! moves frames between a program and an interface: Click's FromDevice and
+//! ToDevice (`clickos-userlevel`), a software switch's ports.
+//!
+//! * [`DevInfo::lookup`]: an interface's facts (index, MTU, link type,
+//!   queues).
+//! * [`Rx`] and [`Tx`]: receive and send batches of frames over AF_XDP or
+//!   an AF_PACKET memory-mapped ring, chosen by [`Method`]; each has a
+//!   descriptor to poll and counters.
+//! * [`Tun`]: a tun or tap device whose host side gets an address.
+//!
+//! Underneath, and public for callers that want one mechanism: AF_PACKET
+//! rings ([`afpacket`]), AF_XDP sockets ([`afxdp`]) and the two tiny BPF
+//! programs they need ([`bpf`]), loaded with the `bpf(2)` system call (no
+//! libbpf). Errors are strings in Click's wording (`DEV: CALL: strerror`).
+//!
+//! Receiving a batch and sending it back out another interface:
+//!
+//! ```no_run
+//! use clickos_netdev::{DevInfo, Rx, RxConfig, Tx, TxConfig};
+//!
+//! let a = DevInfo::lookup("veth0")?;
+//! let b = DevInfo::lookup("veth1")?;
+//! let mut note = |m: &str| eprintln!("{m}");
+//! let mut rx = Rx::open(&a, &RxConfig::default(), &mut note)?;
+//! let mut tx = Tx::open(&b, &TxConfig::default(), &mut note)?;
+//! let mut frames: Vec<Vec<u8>> = Vec::new();
+//! rx.recv(32, |f| frames.push(f.data.to_vec()));
+//! let batch: Vec<&[u8]> = frames.iter().map(|f| f.as_slice()).collect();
+//! let (taken, kicked) = tx.send(&batch);
+//! kicked.map_err(|e| e.to_string())?;
+//! println!("{taken} of {} frames sent; poll fd {} for more", batch.len(), rx.fd());
+//! # Ok::<(), String>(())
+//! ```
 
 pub mod afpacket;
 pub mod afxdp;
 pub mod bpf;
+mod rx;
+mod sys;
+mod tun;
+mod tx;
+
+pub use afpacket::TxError;
+pub use rx::{Frame, Rx, RxConfig, RxStats};
+pub use tun::{HostSide, Tun};
+pub use tx::{Tx, TxConfig, TxStats};
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
-/// An I/O error as Click prints `strerror(errno)`.
+/// An I/O error as Click prints `strerror(errno)`: the message without
+/// Rust's ` (os error N)`.
 pub fn err_text(e: &io::Error) -> String {
-    super::io_error_text(e)
+    let s = e.to_string();
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
 }
 
 /// The last OS error.
@@ -25,7 +69,7 @@ pub fn dev_err(dev: &str, call: &str, e: &io::Error) -> String {
     format!("{dev}: {call}: {}", err_text(e))
 }
 
-/// How packets move between the device and the element.
+/// How frames move between the device and the program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Method {
     /// AF_XDP where possible, else AF_PACKET.
@@ -47,6 +91,16 @@ impl Method {
             _ => return None,
         })
     }
+
+    /// The name Click's handlers report: `AF_XDP` or `AF_PACKET` (empty
+    /// for `Auto`, which is never in use).
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Auto => "",
+            Method::Packet => "AF_PACKET",
+            Method::Xdp => "AF_XDP",
+        }
+    }
 }
 
 /// Link types (`/usr/include/linux/if_arp.h`).
@@ -54,7 +108,7 @@ pub const ARPHRD_ETHER: u16 = 1;
 pub const ARPHRD_LOOPBACK: u16 = 772;
 pub const ARPHRD_NONE: u16 = 0xfffe;
 
-/// What FromDevice and ToDevice need to know about an interface.
+/// What a reader or writer needs to know about an interface.
 #[derive(Clone, Debug)]
 pub struct DevInfo {
     pub name: String,
@@ -66,6 +120,12 @@ pub struct DevInfo {
 }
 
 impl DevInfo {
+    /// Looks the interface up. Errors are Click's: `DEV: SIOCGIFINDEX: No
+    /// such device`.
+    pub fn lookup(name: &str) -> Result<DevInfo, String> {
+        dev_info(name)
+    }
+
     /// Frames carry an Ethernet header.
     pub fn is_ether(&self) -> bool {
         self.arphrd == ARPHRD_ETHER || self.arphrd == ARPHRD_LOOPBACK
@@ -117,7 +177,7 @@ fn ioctl_ifreq(fd: RawFd, req: libc::c_ulong, r: &mut IfReq) -> io::Result<()> {
 }
 
 /// A throwaway socket for interface ioctls.
-fn ctl_socket() -> io::Result<OwnedFd> {
+pub(crate) fn ctl_socket() -> io::Result<OwnedFd> {
     // SAFETY: plain socket(2) call; the result is checked.
     let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
     if fd < 0 {
@@ -173,126 +233,10 @@ fn channels(fd: RawFd, name: &str) -> Option<(u32, u32)> {
     Some((rx, tx))
 }
 
-/// A shared memory mapping, unmapped on drop.
-pub struct Mmap {
-    ptr: *mut u8,
-    len: usize,
-}
-
-impl Mmap {
-    /// Maps `len` bytes of `fd` at `offset` (a ring), or anonymous memory
-    /// when `fd` is `None` (an AF_XDP UMEM).
-    pub fn new(fd: Option<RawFd>, len: usize, offset: i64) -> io::Result<Mmap> {
-        let (flags, fd) = match fd {
-            Some(fd) => (libc::MAP_SHARED | libc::MAP_POPULATE, fd),
-            None => (
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_POPULATE,
-                -1,
-            ),
-        };
-        // SAFETY: a fresh mapping chosen by the kernel (null hint); the
-        // result is checked before use.
-        let ptr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                flags,
-                fd,
-                offset as libc::off_t,
-            )
-        };
-        if ptr == libc::MAP_FAILED {
-            return Err(last_err());
-        }
-        Ok(Mmap {
-            ptr: ptr as *mut u8,
-            len,
-        })
-    }
-
-    pub fn ptr(&self) -> *mut u8 {
-        self.ptr
-    }
-
-    pub fn len(&self) -> usize {
-        self.len
-    }
-}
-
-impl Drop for Mmap {
-    fn drop(&mut self) {
-        // SAFETY: `ptr`/`len` describe a mapping this value created and
-        // nothing else unmaps.
-        unsafe {
-            libc::munmap(self.ptr as *mut libc::c_void, self.len);
-        }
-    }
-}
-
-/// setsockopt with a plain value.
-pub fn setsockopt<T>(fd: RawFd, level: i32, name: i32, v: &T) -> io::Result<()> {
-    // SAFETY: `v` points to a valid T of the given size for the call.
-    let r = unsafe {
-        libc::setsockopt(
-            fd,
-            level,
-            name,
-            v as *const T as *const libc::c_void,
-            std::mem::size_of::<T>() as libc::socklen_t,
-        )
-    };
-    if r < 0 {
-        Err(last_err())
-    } else {
-        Ok(())
-    }
-}
-
-/// getsockopt into a plain value; returns the length the kernel wrote.
-pub fn getsockopt<T>(fd: RawFd, level: i32, name: i32, v: &mut T) -> io::Result<usize> {
-    let mut len = std::mem::size_of::<T>() as libc::socklen_t;
-    // SAFETY: `v` is a valid, exclusively borrowed T of `len` bytes.
-    let r =
-        unsafe { libc::getsockopt(fd, level, name, v as *mut T as *mut libc::c_void, &mut len) };
-    if r < 0 {
-        Err(last_err())
-    } else {
-        Ok(len as usize)
-    }
-}
-
 /// An id for PACKET_FANOUT groups: the interface and this process, so the
-/// router's copies (`-j N`) share one group and other processes don't.
+/// copies of one reader in this process (a router's `-j N` copies) share
+/// one group and other processes don't.
 pub fn fanout_group(ifindex: u32) -> u16 {
     let pid = std::process::id();
     ((ifindex.wrapping_mul(0x9e37) ^ pid ^ (pid >> 16)) & 0xffff) as u16
-}
-
-/// Sets the IP header annotation as Click's `fake_pcap_force_ip` does for
-/// Ethernet (optionally 802.1Q-tagged) frames and raw IP links; false when
-/// the frame is not IPv4.
-pub fn force_ip(p: &mut click::packet::Packet, ether: bool) -> bool {
-    let d = p.data();
-    let off = if !ether {
-        0
-    } else {
-        if d.len() < 14 {
-            return false;
-        }
-        match u16::from_be_bytes([d[12], d[13]]) {
-            0x0800 => 14,
-            0x8100 | 0x88a8 if d.len() >= 18 && u16::from_be_bytes([d[16], d[17]]) == 0x0800 => 18,
-            _ => return false,
-        }
-    };
-    let Some(&vh) = d.get(off) else {
-        return false;
-    };
-    let hl = usize::from(vh & 15) * 4;
-    if vh >> 4 != 4 || hl < 20 || d.len() < off + hl {
-        return false;
-    }
-    p.set_network_header(off, hl);
-    true
 }

@@ -8,8 +8,9 @@
 //! UMEM). Half the UMEM frames circulate through the fill and RX rings,
 //! the other half through the TX and completion rings.
 
-use super::bpf::{xdp_prog, XdpProg};
-use super::{dev_err, getsockopt, last_err, setsockopt, DevInfo, Mmap};
+use crate::bpf::{xdp_prog, XdpProg};
+use crate::sys::{getsockopt, setsockopt, Mmap};
+use crate::{dev_err, last_err, DevInfo};
 use std::cell::RefCell;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -222,7 +223,7 @@ pub fn socket(dev: &DevInfo, queue: u32) -> Result<Rc<RefCell<Xsk>>, String> {
 }
 
 fn busy_text() -> String {
-    super::err_text(&io::Error::from_raw_os_error(libc::EBUSY))
+    crate::err_text(&io::Error::from_raw_os_error(libc::EBUSY))
 }
 
 impl Xsk {
@@ -407,8 +408,8 @@ impl Xsk {
 
     /// Copies a frame into a free TX frame and queues its descriptor
     /// (sent at the next [`Xsk::flush`]).
-    pub fn queue(&mut self, data: &[u8]) -> Result<(), super::afpacket::TxError> {
-        use super::afpacket::TxError;
+    pub fn queue(&mut self, data: &[u8]) -> Result<(), crate::afpacket::TxError> {
+        use crate::afpacket::TxError;
         if data.len() < 14 || data.len() > self.frame {
             return Err(TxError::BadLength);
         }
