@@ -1,5 +1,15 @@
 //! The element model: what an element class declares (ports, processing,
 //! documentation, handlers) and the trait its instances implement.
+//!
+//! This is one half of the element API. The other half is the context
+//! every [`Element`] method receives, [`Ctx`] (in `src/router/ctx.rs`):
+//! what an element sees of the router while it runs — its ports,
+//! [`Ctx::push`] and [`Ctx::pull`], its task and timers, notifiers,
+//! handler calls on other elements, the console — and
+//! [`Emitter`](crate::router::Emitter), which batches a source's packets.
+//! An element file needs these two and [`crate::packet`]; `use
+//! crate::prelude::*` brings them all. `docs/WRITING-ELEMENTS.md` walks
+//! through writing one.
 
 use crate::packet::Packet;
 use crate::router::Ctx;
@@ -269,7 +279,7 @@ pub trait Element: Any {
 
     /// For downcasting mutably ([`Element::take_state`]); `None` for
     /// elements that do not implement it (those written without
-    /// [`element_any!`]).
+    /// [`element_any!`](crate::element_any)).
     fn as_any_mut(&mut self) -> Option<&mut dyn Any> {
         None
     }

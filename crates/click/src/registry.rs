@@ -1,5 +1,10 @@
 //! The element class registry, and the element reference generated from
 //! the classes' own documentation.
+//!
+//! The registry knows classes only as [`ClassSpec`]s handed to it. The
+//! engine's own classes are added by `Registry::with_builtin`, which the
+//! element library defines (in `src/elements/mod.rs`), so the registry and
+//! the router that uses it never depend on the element files.
 
 use crate::element::ClassSpec;
 use alloc::collections::BTreeMap;
@@ -17,15 +22,6 @@ impl Registry {
     /// An empty registry.
     pub fn new() -> Registry {
         Registry::default()
-    }
-
-    /// Every element class the engine itself provides.
-    pub fn with_builtin() -> Registry {
-        let mut r = Registry::new();
-        for s in crate::elements::all() {
-            r.add(s);
-        }
-        r
     }
 
     /// Adds (or replaces) a class: hosts add their I/O elements this way.

@@ -1,13 +1,12 @@
-//! `clickos`: the userlevel Click driver and element reference.
+//! `clickos`: the one binary, a command line over the library crates.
 //!
 //! * `clickos run [ARGS]` behaves as Click's `click` command; so does the
 //!   binary when invoked under the name `click` (e.g. through a symlink).
+//!   The driver itself is `clickos-userlevel`.
 //! * `clickos elements [NAME | --markdown]` prints the element reference.
+//! * `clickos vm ...` runs and benchmarks instances (`clickos-instance`).
 
-mod console;
-mod driver;
-mod elements;
-mod threads;
+mod runcmd;
 mod vmbench;
 mod vmcmd;
 
@@ -32,8 +31,17 @@ Commands:
 "
 }
 
+/// The classes this binary knows: the engine's, the userlevel driver's,
+/// and the vNIC elements, documented here too though they initialise
+/// only inside an instance.
+fn registry() -> click::registry::Registry {
+    let mut r = clickos_userlevel::elements::registry();
+    clickos_guest::vnic::register(&mut r);
+    r
+}
+
 fn elements_cmd(args: &[String]) -> i32 {
-    let reg = elements::registry();
+    let reg = registry();
     let mut out = std::io::stdout().lock();
     match args.first().map(|s| s.as_str()) {
         None => {
@@ -82,11 +90,11 @@ fn main() {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
     let code = if base == "click" {
-        driver::run("click", &args[1..], &elements::registry())
+        runcmd::main("click", &args[1..], &registry())
     } else {
         match args.get(1).map(|s| s.as_str()) {
             Some("__instance") => clickos_instance::process::child_main(&args[2..]),
-            Some("run") => driver::run("clickos run", &args[2..], &elements::registry()),
+            Some("run") => runcmd::main("clickos run", &args[2..], &registry()),
             Some("elements") => elements_cmd(&args[2..]),
             Some("vm") => vmcmd::main(&args[2..]),
             Some("--help") | Some("-h") | Some("help") => {

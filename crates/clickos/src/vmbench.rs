@@ -1,9 +1,9 @@
 //! `clickos vm bench`: boot time, density, handler latency and in-instance
 //! engine speed, printed as a table (medians and p99 over many runs).
 
-use crate::driver::SystemClock;
 use click::prelude::*;
 use clickos_instance::{Instance, InstanceOptions, Isolation};
+use clickos_userlevel::clock::SystemClock;
 use std::io::Write;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -81,7 +81,7 @@ fn reaper() -> (mpsc::Sender<Instance>, std::thread::JoinHandle<()>) {
 
 /// (user + system) CPU seconds of this whole process, all threads.
 fn process_cpu() -> f64 {
-    let (user, system) = crate::driver::cpu_times();
+    let (user, system) = clickos_userlevel::sys::cpu_times();
     user + system
 }
 
@@ -329,7 +329,7 @@ fn firewall_direct(config: &str) -> Result<f64, String> {
     )
     .map_err(|e| e.join("\n"))?;
     let t0 = Instant::now();
-    crate::driver::drive(&r, None);
+    clickos_userlevel::runloop::drive(&r, None);
     Ok(t0.elapsed().as_secs_f64())
 }
 

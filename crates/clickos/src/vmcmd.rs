@@ -1,8 +1,8 @@
 //! `clickos vm run` and `clickos vm bench`: one Click instance in the
 //! foreground, and the micro-VM benchmarks.
 
-use crate::driver::glob_match;
 use clickos_instance::{HandlerError, Instance, InstanceOptions, Isolation};
+use clickos_userlevel::handlers::glob_match;
 use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

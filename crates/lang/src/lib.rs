@@ -9,7 +9,7 @@
 //!   collected and returned together as [`ParseError`]s that display as
 //!   `file:line: message`.  Element class names are *not* checked against
 //!   any registry; that is the engine's job.
-//! * [`unparse`] writes a flat configuration like `click -o` does.
+//! * [`unparse()`] writes a flat configuration like `click -o` does.
 //! * [`args`] holds `cp_argvec`-style splitting ([`args::split_args`]),
 //!   unquoting, typed value parsers and the keyword-argument reader
 //!   [`args::Args`].
@@ -33,8 +33,3 @@ pub use parse::{
     ParseOptions,
 };
 pub use unparse::unparse;
-
-/// Alias module: flattening happens inside [`parse_config`].
-pub mod flatten {
-    pub use crate::parse::{parse_config, FlatConfig};
-}

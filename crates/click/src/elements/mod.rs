@@ -2,6 +2,7 @@
 //! exports `SPECS`, the classes it defines.
 
 use crate::element::ClassSpec;
+use crate::registry::Registry;
 use alloc::vec::Vec;
 
 pub mod analysis;
@@ -11,6 +12,21 @@ pub mod ethernet;
 pub mod icmp;
 pub mod ip;
 pub mod standard;
+
+impl Registry {
+    /// Every element class the engine itself provides.
+    ///
+    /// Defined here, beside the classes, rather than in `registry.rs`: the
+    /// element files depend on the router (through `Ctx`), so the router
+    /// and the registry must not depend on them.
+    pub fn with_builtin() -> Registry {
+        let mut r = Registry::new();
+        for s in all() {
+            r.add(s);
+        }
+        r
+    }
+}
 
 /// Every built-in class.
 pub fn all() -> Vec<&'static ClassSpec> {

@@ -1,0 +1,449 @@
+//! The Script's own read handlers, which its expressions call as
+//! `$(add $x 1)`, `$(eq A B)`, `$(sprintf FMT ...)` and so on: arithmetic,
+//! comparisons and logic, words and strings, `sprintf`, random numbers,
+//! variables, `run`, `kill` and the private `cat`.
+
+use super::insn::parse_signal;
+use super::Script;
+use crate::elements::standard::util;
+use crate::prelude::*;
+use alloc::format;
+use click_lang::args;
+
+pub(super) fn unparse_bool(b: bool) -> String {
+    String::from(if b { "true" } else { "false" })
+}
+
+enum Num {
+    I(i64),
+    D(f64),
+}
+
+fn parse_num(w: &str) -> Option<Num> {
+    if let Ok(i) = args::parse_i64(w) {
+        return Some(Num::I(i));
+    }
+    args::parse_f64(w).ok().map(Num::D)
+}
+
+impl Script {
+    /// The Script's own read handlers that take parameters.
+    pub(super) fn own_read(
+        &mut self,
+        h: &str,
+        param: &str,
+        cx: &Ctx,
+    ) -> Option<Result<String, String>> {
+        let words = || args::split_words(param);
+        Some(match h {
+            "add" | "sub" | "min" | "max" | "mul" | "div" | "idiv" => arith(h, &words()),
+            "mod" | "rem" => {
+                let w = words();
+                if w.len() != 2 {
+                    Err("expected two numbers".into())
+                } else {
+                    match (args::parse_i64(&w[0]), args::parse_i64(&w[1])) {
+                        (Ok(a), Ok(b)) => {
+                            if b == 0 {
+                                Err("division by zero".into())
+                            } else {
+                                Ok(a.wrapping_rem(b).to_string())
+                            }
+                        }
+                        _ if h == "rem" => match (args::parse_f64(&w[0]), args::parse_f64(&w[1])) {
+                            (Ok(a), Ok(b)) => Ok(util::fmt_double(a % b)),
+                            _ => Err("expected two numbers".into()),
+                        },
+                        _ => Err("expected two numbers".into()),
+                    }
+                }
+            }
+            "neg" | "abs" => match parse_num(param.trim()) {
+                Some(Num::I(x)) => Ok((if h == "neg" || x < 0 {
+                    x.wrapping_neg()
+                } else {
+                    x
+                })
+                .to_string()),
+                Some(Num::D(x)) => Ok(util::fmt_double(if h == "neg" { -x } else { x.abs() })),
+                None => Err("expected one number".into()),
+            },
+            "eq" | "ne" | "lt" | "gt" | "le" | "ge" => {
+                let w = words();
+                if w.len() != 2 {
+                    Err("expected two numbers".into())
+                } else {
+                    let ord = match (args::parse_i64(&w[0]), args::parse_i64(&w[1])) {
+                        (Ok(a), Ok(b)) => a.partial_cmp(&b),
+                        _ => match (args::parse_f64(&w[0]), args::parse_f64(&w[1])) {
+                            (Ok(a), Ok(b)) => a.partial_cmp(&b),
+                            _ => Some(args::unquote(&w[0]).cmp(&args::unquote(&w[1]))),
+                        },
+                    };
+                    use core::cmp::Ordering::*;
+                    let r = match (h, ord) {
+                        ("eq", Some(Equal)) => true,
+                        ("ne", o) => o != Some(Equal),
+                        ("lt", Some(Less)) => true,
+                        ("gt", Some(Greater)) => true,
+                        ("le", Some(Less | Equal)) => true,
+                        ("ge", Some(Greater | Equal)) => true,
+                        _ => false,
+                    };
+                    Ok(unparse_bool(r))
+                }
+            }
+            "not" => match args::parse_bool(param.trim()) {
+                Ok(b) => Ok(unparse_bool(!b)),
+                Err(_) => Err("syntax error".into()),
+            },
+            "and" | "or" | "nand" | "nor" => {
+                let zero = h == "and" || h == "nand";
+                let mut cur = zero;
+                let mut ok = true;
+                for w in words() {
+                    if cur != zero {
+                        break;
+                    }
+                    match args::parse_bool(&w) {
+                        Ok(x) => cur = if zero { cur && x } else { cur || x },
+                        Err(_) => {
+                            ok = false;
+                            break;
+                        }
+                    }
+                }
+                if !ok {
+                    Err("syntax error".into())
+                } else {
+                    Ok(unparse_bool(if h == "nand" || h == "nor" {
+                        !cur
+                    } else {
+                        cur
+                    }))
+                }
+            }
+            "if" => {
+                let mut rest = String::from(param);
+                let c = args::shift_word(&mut rest);
+                match args::parse_bool(&c) {
+                    Ok(true) => Ok(args::shift_word(&mut rest)),
+                    Ok(false) => {
+                        args::shift_word(&mut rest);
+                        Ok(args::shift_word(&mut rest))
+                    }
+                    Err(_) => Err("syntax error".into()),
+                }
+            }
+            "in" => {
+                let w = words();
+                let r = match w.split_first() {
+                    Some((x, rest)) => {
+                        let x = args::unquote(x);
+                        rest.iter().any(|y| args::unquote(y) == x)
+                    }
+                    None => false,
+                };
+                Ok(unparse_bool(r))
+            }
+            "first" => Ok(words().into_iter().next().unwrap_or_default()),
+            "length" => Ok(param.len().to_string()),
+            "unquote" => Ok(args::unquote(param)),
+            "now" => Ok(cx.now().to_string()),
+            "random" => {
+                self.seed ^= self.seed << 13;
+                self.seed ^= self.seed >> 7;
+                self.seed ^= self.seed << 17;
+                let r = (self.seed >> 33) as u32;
+                let w = words();
+                let p = |s: &str| {
+                    args::parse_u64(s)
+                        .ok()
+                        .filter(|v| *v <= u64::from(u32::MAX))
+                };
+                match w.len() {
+                    0 => Ok((r & 0x7FFF_FFFF).to_string()),
+                    1 => match p(&w[0]) {
+                        Some(n) if n > 0 => Ok((u64::from(r) % n).to_string()),
+                        _ => Err("bad N".into()),
+                    },
+                    2 => match (p(&w[0]), p(&w[1])) {
+                        (Some(a), Some(b)) if b >= a => {
+                            Ok((a + u64::from(r) % (b - a + 1)).to_string())
+                        }
+                        _ => Err("bad N".into()),
+                    },
+                    _ => Err("too many arguments".into()),
+                }
+            }
+            "htons" | "ntohs" => match args::parse_i64(param.trim()) {
+                Ok(x) => Ok((x as u16).swap_bytes().to_string()),
+                Err(_) => Err("syntax error".into()),
+            },
+            "htonl" | "ntohl" => match args::parse_i64(param.trim()) {
+                Ok(x) => Ok((x as u32).swap_bytes().to_string()),
+                Err(_) => Err("syntax error".into()),
+            },
+            "sprintf" => sprintf(param),
+            "get" => {
+                let w = words();
+                match w.len() {
+                    0 => Err("no variable".into()),
+                    1 => {
+                        if w[0] == "args" {
+                            Ok(self.run_args.clone())
+                        } else {
+                            match self.find_var(&w[0], false) {
+                                Some(i) => Ok(self.vars[i].1.clone()),
+                                None => Err(format!("undefined variable '{}'", w[0])),
+                            }
+                        }
+                    }
+                    _ => Err("too many arguments".into()),
+                }
+            }
+            "shift" => {
+                let w = words();
+                if w.len() != 1 {
+                    Err("syntax error".into())
+                } else {
+                    match self.find_var(&w[0], false) {
+                        Some(i) => Ok(args::shift_word(&mut self.vars[i].1)),
+                        None => Err(format!("undefined variable '{}'", w[0])),
+                    }
+                }
+            }
+            "run" => Ok(self.run_from_start("run", param, false, cx)),
+            "kill" => {
+                let w = words();
+                let Some(signo) = w.first().and_then(|s| parse_signal(s)) else {
+                    return Some(Err("bad SIGNO".into()));
+                };
+                for pid in &w[1..] {
+                    let Ok(pid) = args::parse_i64(pid) else {
+                        return Some(Err("bad PID".into()));
+                    };
+                    if let Err(e) = cx.kill(signo, pid) {
+                        return Some(Err(e));
+                    }
+                }
+                Ok(String::new())
+            }
+            // private: only the script itself can read files
+            "cat" => {
+                let file = args::uncomment(param);
+                if file.is_empty() {
+                    Err("expected filename".into())
+                } else {
+                    cx.read_file(&file)
+                }
+            }
+            _ => return None,
+        })
+    }
+
+    /// Whether `h` is one of the Script's own read handlers (for the name
+    /// `read` prints: `script.h`, as Click's `unparse_name` does).
+    pub(super) fn is_own_read(h: &str) -> bool {
+        matches!(
+            h,
+            "add"
+                | "sub"
+                | "min"
+                | "max"
+                | "mul"
+                | "div"
+                | "idiv"
+                | "mod"
+                | "rem"
+                | "neg"
+                | "abs"
+                | "eq"
+                | "ne"
+                | "lt"
+                | "gt"
+                | "le"
+                | "ge"
+                | "not"
+                | "and"
+                | "or"
+                | "nand"
+                | "nor"
+                | "if"
+                | "in"
+                | "first"
+                | "length"
+                | "unquote"
+                | "now"
+                | "random"
+                | "htons"
+                | "ntohs"
+                | "htonl"
+                | "ntohl"
+                | "sprintf"
+                | "get"
+                | "shift"
+                | "run"
+                | "kill"
+                | "cat"
+        )
+    }
+}
+
+fn arith(what: &str, words: &[String]) -> Result<String, String> {
+    let unit = matches!(what, "add" | "sub");
+    let mut acc: i64 = if unit { 0 } else { 1 };
+    let mut dacc: f64 = acc as f64;
+    let mut use_d = matches!(what, "div" | "idiv");
+    for (k, w) in words.iter().enumerate() {
+        let first = k == 0;
+        if !use_d {
+            if let Ok(a) = args::parse_i64(w) {
+                acc = if first {
+                    a
+                } else {
+                    match what {
+                        "add" => acc.wrapping_add(a),
+                        "sub" => acc.wrapping_sub(a),
+                        "min" => acc.min(a),
+                        "max" => acc.max(a),
+                        _ => acc.wrapping_mul(a),
+                    }
+                };
+                continue;
+            }
+            use_d = true;
+            dacc = acc as f64;
+        }
+        let d = args::parse_f64(w).map_err(|_| String::from("expected list of numbers"))?;
+        dacc = if first {
+            d
+        } else {
+            match what {
+                "add" => dacc + d,
+                "sub" => dacc - d,
+                "min" => dacc.min(d),
+                "max" => dacc.max(d),
+                "mul" => dacc * d,
+                _ => dacc / d,
+            }
+        };
+    }
+    if what == "idiv" {
+        return Ok((dacc as i64).to_string());
+    }
+    Ok(if use_d {
+        util::fmt_double(dacc)
+    } else {
+        acc.to_string()
+    })
+}
+
+fn sprintf(param: &str) -> Result<String, String> {
+    let mut rest = String::from(param);
+    let fmt = args::unquote(&args::shift_word(&mut rest));
+    let mut out = String::new();
+    let b = fmt.as_bytes();
+    let mut i = 0;
+    let err = || Err::<String, String>("syntax error".into());
+    while i < b.len() {
+        if b[i] != b'%' {
+            let start = i;
+            while i < b.len() && b[i] != b'%' {
+                i += 1;
+            }
+            out.push_str(&fmt[start..i]);
+            continue;
+        }
+        i += 1;
+        let mut left = false;
+        let mut zero = false;
+        let mut plus = false;
+        while i < b.len() && matches!(b[i], b'0' | b'#' | b'-' | b' ' | b'+') {
+            match b[i] {
+                b'-' => left = true,
+                b'0' => zero = true,
+                b'+' => plus = true,
+                _ => {}
+            }
+            i += 1;
+        }
+        let mut width = 0usize;
+        while i < b.len() && b[i].is_ascii_digit() {
+            width = width * 10 + (b[i] - b'0') as usize;
+            i += 1;
+        }
+        let mut prec: Option<usize> = None;
+        if i < b.len() && b[i] == b'.' {
+            i += 1;
+            let mut p = 0;
+            while i < b.len() && b[i].is_ascii_digit() {
+                p = p * 10 + (b[i] - b'0') as usize;
+                i += 1;
+            }
+            prec = Some(p);
+        }
+        while i < b.len() && matches!(b[i], b'h' | b'l' | b'L' | b'q') {
+            i += 1;
+        }
+        if i >= b.len() {
+            return err();
+        }
+        let conv = b[i];
+        i += 1;
+        let body = match conv {
+            b'%' => "%".to_string(),
+            b'd' | b'i' => {
+                let v = args::parse_i64(&args::shift_word(&mut rest))
+                    .map_err(|_| String::from("syntax error"))?;
+                if plus && v >= 0 {
+                    format!("+{}", v)
+                } else {
+                    v.to_string()
+                }
+            }
+            b'u' | b'x' | b'X' | b'o' => {
+                let v = args::parse_i64(&args::shift_word(&mut rest))
+                    .map_err(|_| String::from("syntax error"))? as u64;
+                match conv {
+                    b'u' => v.to_string(),
+                    b'x' => format!("{:x}", v),
+                    b'X' => format!("{:X}", v),
+                    _ => format!("{:o}", v),
+                }
+            }
+            b's' => {
+                let s = args::parse_string(&args::shift_word(&mut rest))
+                    .map_err(|_| String::from("syntax error"))?;
+                match prec {
+                    Some(p) => s.chars().take(p).collect(),
+                    None => s,
+                }
+            }
+            _ => return err(),
+        };
+        let len = body.chars().count();
+        if len >= width {
+            out.push_str(&body);
+        } else if left {
+            out.push_str(&body);
+            out.extend(core::iter::repeat_n(' ', width - len));
+        } else if zero && conv != b's' {
+            let (sign, digits) = if body.starts_with('-') || body.starts_with('+') {
+                body.split_at(1)
+            } else {
+                ("", &body[..])
+            };
+            out.push_str(sign);
+            out.extend(core::iter::repeat_n('0', width - len));
+            out.push_str(digits);
+        } else {
+            out.extend(core::iter::repeat_n(' ', width - len));
+            out.push_str(&body);
+        }
+    }
+    if !rest.trim().is_empty() {
+        return err();
+    }
+    Ok(out)
+}

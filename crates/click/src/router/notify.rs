@@ -1,0 +1,228 @@
+//! Click's notifiers: signals that elements own (a Queue's "not empty",
+//! "not full"), the searches that find the signals upstream or downstream
+//! of a port and register a task to be woken by them, and the flow-based
+//! search for nearby Storage elements (RED). Elements reach all of it
+//! through [`Ctx`](super::Ctx).
+
+use super::Core;
+use alloc::vec;
+use alloc::vec::Vec;
+
+/// A notifier signal, owned by the element that created it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct SignalId(pub u32);
+
+/// What a puller learns from the notifiers upstream of one of its inputs.
+#[derive(Clone, Debug)]
+pub enum UpstreamSignal {
+    /// Some upstream path can always produce packets: keep polling.
+    AlwaysActive,
+    /// Packets can arrive only while one of these signals is active.
+    Signals(Vec<SignalId>),
+}
+
+pub(super) struct SignalState {
+    active: bool,
+    listeners: Vec<usize>,
+    /// Signals activated with this one (Click's dependent notifiers: a
+    /// PullSwitch's notifier follows the queues upstream of it).
+    dependents: Vec<SignalId>,
+}
+
+impl Core {
+    /// A new signal (see [`Ctx::new_signal`](super::Ctx::new_signal)).
+    pub(super) fn new_signal(&self, active: bool) -> SignalId {
+        let mut s = self.signals.borrow_mut();
+        s.push(SignalState {
+            active,
+            listeners: Vec::new(),
+            dependents: Vec::new(),
+        });
+        SignalId((s.len() - 1) as u32)
+    }
+
+    /// Sets a signal; activating it wakes the tasks listening to it.
+    pub(super) fn set_signal(&self, id: SignalId, active: bool) {
+        let (wake, deps): (Vec<usize>, Vec<SignalId>) = {
+            let mut sigs = self.signals.borrow_mut();
+            let Some(s) = sigs.get_mut(id.0 as usize) else {
+                return;
+            };
+            let was = s.active;
+            s.active = active;
+            if active && !was {
+                (s.listeners.clone(), s.dependents.clone())
+            } else {
+                (Vec::new(), Vec::new())
+            }
+        };
+        for i in wake {
+            self.schedule(i);
+        }
+        // activation wakes dependents once (an active one stops the chain)
+        for d in deps {
+            self.set_signal(d, true);
+        }
+    }
+
+    pub(super) fn signal_active(&self, sig: &UpstreamSignal) -> bool {
+        match sig {
+            UpstreamSignal::AlwaysActive => true,
+            UpstreamSignal::Signals(v) => {
+                let sigs = self.signals.borrow();
+                v.iter()
+                    .any(|id| sigs.get(id.0 as usize).map(|s| s.active).unwrap_or(true))
+            }
+        }
+    }
+
+    /// Makes `dependent` follow the signals `found` (Click's dependent
+    /// notifier).
+    pub(super) fn add_dependent(&self, found: &UpstreamSignal, dependent: SignalId) {
+        if let UpstreamSignal::Signals(found) = found {
+            let mut sigs = self.signals.borrow_mut();
+            for id in found {
+                if let Some(s) = sigs.get_mut(id.0 as usize) {
+                    if *id != dependent && !s.dependents.contains(&dependent) {
+                        s.dependents.push(dependent);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Element `me`'s task listens to the signals `found`.
+    fn listen(&self, me: usize, found: &[SignalId]) {
+        let mut sigs = self.signals.borrow_mut();
+        for id in found {
+            if let Some(s) = sigs.get_mut(id.0 as usize) {
+                if !s.listeners.contains(&me) {
+                    s.listeners.push(me);
+                }
+            }
+        }
+    }
+
+    /// The empty notifiers upstream of element `me`'s pull input `port`;
+    /// with `listen`, `me`'s task is woken when one becomes active.
+    pub(super) fn upstream_signal(&self, me: usize, port: usize, listen: bool) -> UpstreamSignal {
+        let mut found = Vec::new();
+        let mut seen = vec![false; self.slots.len()];
+        let mut always = false;
+        let mut stack: Vec<usize> = Vec::new();
+        if let Some(Some(t)) = self.slots[me].in_source.get(port) {
+            stack.push(t.elem as usize);
+        } else {
+            return UpstreamSignal::AlwaysActive;
+        }
+        while let Some(u) = stack.pop() {
+            if seen[u] {
+                continue;
+            }
+            seen[u] = true;
+            let sig = self.with_elem(u, |e, _| e.empty_signal()).flatten();
+            if let Some(id) = sig {
+                found.push(id);
+                continue;
+            }
+            let s = &self.slots[u];
+            if s.in_source.is_empty() || s.in_push.iter().any(|p| *p) {
+                // a pull source, or a push-to-pull boundary without a notifier
+                always = true;
+                continue;
+            }
+            for t in s.in_source.iter().flatten() {
+                stack.push(t.elem as usize);
+            }
+        }
+        if always || found.is_empty() {
+            return UpstreamSignal::AlwaysActive;
+        }
+        if !listen {
+            return UpstreamSignal::Signals(found);
+        }
+        self.listen(me, &found);
+        UpstreamSignal::Signals(found)
+    }
+
+    /// The full notifiers downstream of element `me`'s push output `port`,
+    /// with `me`'s task listening to them (see
+    /// [`Ctx::downstream_signal`](super::Ctx::downstream_signal)).
+    pub(super) fn downstream_signal(&self, me: usize, port: usize) -> UpstreamSignal {
+        let mut found = Vec::new();
+        let mut seen = vec![false; self.slots.len()];
+        let mut always = false;
+        let mut stack: Vec<usize> = Vec::new();
+        match self.slots[me].out_target.get(port) {
+            Some(Some(t)) => stack.push(t.elem as usize),
+            _ => return UpstreamSignal::AlwaysActive,
+        }
+        while let Some(d) = stack.pop() {
+            if seen[d] {
+                continue;
+            }
+            seen[d] = true;
+            if let Some(id) = self.with_elem(d, |e, _| e.full_signal()).flatten() {
+                found.push(id);
+                continue;
+            }
+            let s = &self.slots[d];
+            let outs: Vec<usize> = s
+                .out_target
+                .iter()
+                .flatten()
+                .map(|t| t.elem as usize)
+                .collect();
+            if outs.is_empty() {
+                always = true;
+                continue;
+            }
+            stack.extend(outs);
+        }
+        if always || found.is_empty() {
+            return UpstreamSignal::AlwaysActive;
+        }
+        self.listen(me, &found);
+        UpstreamSignal::Signals(found)
+    }
+
+    /// The nearest Storage elements from element `me`'s output (or input)
+    /// `port` (see [`Ctx::nearby_storage`](super::Ctx::nearby_storage)).
+    pub(super) fn nearby_storage(&self, me: usize, port: usize, downstream: bool) -> Vec<usize> {
+        let conns = &self.connections;
+        let mut seen = vec![false; self.slots.len()];
+        let mut found = Vec::new();
+        let mut stack: Vec<usize> = Vec::new();
+        let step = |e: usize, p: Option<usize>, stack: &mut Vec<usize>| {
+            for &(f, fp, t, tp) in conns.iter().rev() {
+                if downstream && f == e && p.is_none_or(|p| p == fp) {
+                    stack.push(t);
+                } else if !downstream && t == e && p.is_none_or(|p| p == tp) {
+                    stack.push(f);
+                }
+            }
+        };
+        step(me, Some(port), &mut stack);
+        while let Some(u) = stack.pop() {
+            if seen[u] {
+                continue;
+            }
+            seen[u] = true;
+            if self.storage_len(u).is_some() {
+                found.push(u);
+                continue;
+            }
+            step(u, None, &mut stack);
+        }
+        found
+    }
+
+    /// The length element `elem` reports through
+    /// [`Element::queue_len`](crate::element::Element::queue_len).
+    pub(super) fn storage_len(&self, elem: usize) -> Option<usize> {
+        if elem >= self.slots.len() {
+            return None;
+        }
+        self.with_elem(elem, |e, _| e.queue_len()).flatten()
+    }
+}

@@ -1,0 +1,1417 @@
+//! ControlSocket: Click's line protocol for calling handlers from other
+//! programs, over a TCP or UNIX-domain stream socket.
+//!
+//! The sockets are non-blocking. The element registers them with the
+//! driver's [`Selector`](crate::selector::Selector); the driver schedules
+//! the element's task when one is ready (or polls them about once a
+//! millisecond while the router is busy), and the task accepts clients,
+//! reads, runs commands through the router's handler path and writes
+//! replies. Every buffer is bounded, so a client can slow itself down but
+//! not the router.
+
+use super::io_error_text;
+use click::element_any;
+use click::prelude::*;
+use click::router::HandlerError;
+use std::io::{ErrorKind, Read, Write};
+use std::net::{Ipv4Addr, Shutdown, SocketAddrV4, TcpListener, TcpStream};
+use std::os::fd::{AsRawFd, RawFd};
+use std::os::unix::net::{UnixListener, UnixStream};
+
+/// The greeting's protocol version.
+const PROTOCOL_VERSION: &str = "1.3";
+
+// Click's CSERR_* reply codes (controlsocket.hh).
+const CSERR_OK: u16 = 200;
+#[allow(dead_code)] // no handler here reports warnings
+const CSERR_OK_HANDLER_WARNING: u16 = 220;
+const CSERR_SYNTAX: u16 = 500;
+const CSERR_UNIMPLEMENTED: u16 = 501;
+const CSERR_NO_SUCH_ELEMENT: u16 = 510;
+const CSERR_NO_SUCH_HANDLER: u16 = 511;
+const CSERR_HANDLER_ERROR: u16 = 520;
+const CSERR_DATA_TOO_BIG: u16 = 521;
+const CSERR_LLRPC_ERROR: u16 = 522;
+const CSERR_PERMISSION: u16 = 530;
+const CSERR_UNSPECIFIED: u16 = 590;
+
+/// Longest command line; longer ones get `500 Line too long` and are
+/// skipped up to their end.
+const MAX_LINE: usize = 1 << 20;
+/// Largest READDATA / WRITEDATA / WRITEUNTIL / LLRPC payload.
+const MAX_DATA: usize = 8 << 20;
+/// Unprocessed input a connection may buffer.
+const IN_CAP: usize = MAX_LINE + MAX_DATA + (64 << 10);
+/// Unsent output above which a connection's commands wait.
+const OUT_HIGH: usize = 4 << 20;
+/// Connections at once; more wait in the listen backlog.
+const MAX_CONNS: usize = 128;
+/// Bytes read from one connection per task run.
+const READ_BUDGET: usize = 256 << 10;
+/// Commands run for one connection per task run.
+const CMD_BUDGET: usize = 64;
+/// Connections accepted per task run.
+const ACCEPT_BUDGET: usize = 16;
+
+const TIMER_RETRY: u32 = 0;
+const TIMER_ACCEPT: u32 = 1;
+
+// LLRPC command bits in Click's network format (click/llrpc.h).
+const LLRPC_NET_IN: u32 = 0x8000_0000;
+const LLRPC_NET_OUT: u32 = 0x4000_0000;
+const LLRPC_FLAT: u32 = 0x0000_4000;
+
+pub static SPEC: ClassSpec = ClassSpec {
+    name: "ControlSocket",
+    port_count: "0/0",
+    processing: "a/a",
+    group: "userlevel",
+    signature: "ControlSocket(TYPE, PORT | FILENAME [, KEYWORDS])",
+    summary: "Opens control sockets for other programs.",
+    description: "Lets other programs call the router's read and write handlers over a stream \
+socket. TYPE is `TCP` (listen on TCP port PORT) or `UNIX` (listen on the UNIX-domain socket \
+FILENAME, which is removed first and again at cleanup). A TCP PORT may end in `+` (`41930+`): \
+bind PORT or one of the next ten ports; PORT 0 takes any free port. The `port` handler \
+tells the port bound. `clickos run -p PORT` and `-u FILE` add a ControlSocket \
+named `click_driver@@ControlSocket` (then `...@1`, ...). A router with a ControlSocket keeps \
+running while idle, until the global `stop` handler is written or the process gets SIGINT or \
+SIGTERM. Only the userlevel driver (`clickos run`) can run it.\n\n\
+The protocol is Click's, version 1.3. On connecting, the server sends \
+`Click::ControlSocket/1.3`. Each command is one line (ended by CR, LF or CRLF) of \
+space-separated words; replies are lines `CODE TEXT` ending in CRLF, with `CODE-TEXT` for all \
+but the last line of a multi-line reply. Handler names are `ELEMENT.HANDLER` (compound \
+elements by their full `a/b` path, or by 1-based element number), or a global handler name \
+(`version`, `list`, `classes`, `config`, `flatconfig`, `requirements`, `handlers`, `stop`, `timewarp`).\n\n\
+- `READ handler [params...]` (also `GET`): replies `200 Read handler 'H' OK`, then \
+`DATA N` and the N bytes of the value.\n\
+- `READDATA handler N`: as READ, with the N bytes after the line as parameter.\n\
+- `READUNTIL handler [terminator]`: as READ, with the following lines up to one equal to \
+terminator (default: an empty line) as parameter; trailing spaces are ignored.\n\
+- `WRITE handler [value...]` (also `SET`): `200 Write handler 'H' OK`.\n\
+- `WRITEDATA handler N` (also `SETDATA`): writes the N bytes after the line.\n\
+- `WRITEUNTIL handler [terminator]`: writes the following lines up to terminator.\n\
+- `CHECKREAD handler`, `CHECKWRITE handler`: 200 if the handler exists and is readable \
+(writable), else 511 (530 for CHECKWRITE under READONLY).\n\
+- `LLRPC element#hexnumber [N]`: refused: 501 when the number is not a flat LLRPC, else 522 \
+(no element here implements LLRPCs).\n\
+- `QUIT` (also `CLOSE`): `200 Goodbye!`, then the server closes the connection.\n\
+- `HELP`: lists the commands.\n\n\
+Reply codes: 200 OK; 220 OK with warnings (never sent here: no handler reports warnings); 500 syntax error (also `Line too long`, \
+`Not enough data`); 501 unimplemented command; 510 no such element; 511 no such handler; \
+520 write handler error; 521 data too large; 522 LLRPC error; 530 permission denied (write to \
+a read-only handler, read of a write-only one, READONLY); 590 read handler error.\n\n\
+Limits (Click has none): command lines up to 1 MiB (longer: 500 and the line is skipped), \
+payloads up to 8 MiB (larger: 521 and the payload is skipped; an unterminated READUNTIL / \
+WRITEUNTIL payload past 8 MiB gets 521 and the connection is closed), 128 clients at once; a client \
+that does not read its replies stops being served once 4 MiB are pending.\n\n\
+Keyword arguments:\n\n\
+- `READONLY` (boolean): refuse write handlers (530). Default false.\n\
+- `LOCALHOST` (boolean): a TCP socket listens on 127.0.0.1 only. Default **true** here \
+(Click: false); `LOCALHOST false` listens on every address.\n\
+- `VERBOSE` (boolean): report connections opened and closed on standard error. Default false.\n\
+- `RETRIES` (integer): when the socket cannot be opened, retry once a second this many times \
+before stopping the router. Default 0 (fail at initialization).\n\
+- `RETRY_WARNINGS` (boolean): warn on every failed try, not only the last. Default true.\n\
+- `PROXY`: not supported (there is no kernel driver to proxy); an error.",
+    ports: "none",
+    handlers: &[
+        HandlerDoc {
+            name: "port",
+            mode: HandlerMode::Read,
+            text: "The TCP port listened on (TYPE TCP only).",
+        },
+        HandlerDoc {
+            name: "filename",
+            mode: HandlerMode::Read,
+            text: "The UNIX socket's file name (TYPE UNIX only).",
+        },
+    ],
+    live_reconfigure: false,
+    order_sensitive: false,
+    make: || Box::new(ControlSocket::default()),
+};
+
+#[derive(Clone, Debug, Default, PartialEq)]
+enum Kind {
+    #[default]
+    Tcp,
+    Unix,
+}
+
+enum Listener {
+    Tcp(TcpListener),
+    Unix(UnixListener),
+}
+
+enum Stream {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+impl Stream {
+    fn read(&mut self, b: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.read(b),
+            Stream::Unix(s) => s.read(b),
+        }
+    }
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.write(b),
+            Stream::Unix(s) => s.write(b),
+        }
+    }
+    fn fd(&self) -> RawFd {
+        match self {
+            Stream::Tcp(s) => s.as_raw_fd(),
+            Stream::Unix(s) => s.as_raw_fd(),
+        }
+    }
+    fn shutdown_write(&self) {
+        let _ = match self {
+            Stream::Tcp(s) => s.shutdown(Shutdown::Write),
+            Stream::Unix(s) => s.shutdown(Shutdown::Write),
+        };
+    }
+}
+
+/// Input to throw away before the next command.
+enum Skip {
+    No,
+    /// The rest of an over-long line.
+    Line,
+    /// A refused payload.
+    Bytes(u64),
+}
+
+struct Conn {
+    s: Stream,
+    fd: RawFd,
+    inbuf: Vec<u8>,
+    /// Start of unprocessed input.
+    inpos: usize,
+    /// Where the search for a line end resumes.
+    scan: usize,
+    out: Vec<u8>,
+    outpos: usize,
+    in_closed: bool,
+    out_closed: bool,
+    skip: Skip,
+}
+
+/// What running one command did.
+enum Flow {
+    Done,
+    /// The command needs input that has not arrived yet.
+    Wait,
+}
+
+impl Conn {
+    fn new(s: Stream) -> Conn {
+        let fd = s.fd();
+        let mut c = Conn {
+            s,
+            fd,
+            inbuf: Vec::new(),
+            inpos: 0,
+            scan: 0,
+            out: Vec::new(),
+            outpos: 0,
+            in_closed: false,
+            out_closed: false,
+            skip: Skip::No,
+        };
+        c.out
+            .extend_from_slice(format!("Click::ControlSocket/{PROTOCOL_VERSION}\r\n").as_bytes());
+        c
+    }
+
+    fn pending_out(&self) -> usize {
+        self.out.len() - self.outpos
+    }
+
+    fn unprocessed(&self) -> usize {
+        self.inbuf.len() - self.inpos
+    }
+
+    /// One reply line; the text is made printable as Click's
+    /// `String::printable` does.
+    fn message(&mut self, code: u16, text: &[u8], more: bool) {
+        if self.out_closed {
+            return;
+        }
+        let _ = write!(self.out, "{}{}", code, if more { '-' } else { ' ' });
+        printable_into(text, &mut self.out);
+        self.out.extend_from_slice(b"\r\n");
+    }
+
+    /// A reply headed by `head` followed by handler error lines (Click's
+    /// `transfer_messages`).
+    fn messages(&mut self, code: u16, head: &[u8], lines: &[&str]) {
+        if lines.is_empty() {
+            self.message(code, head, false);
+            return;
+        }
+        let mut h = head.to_vec();
+        h.push(b':');
+        self.message(code, &h, true);
+        for (i, l) in lines.iter().enumerate() {
+            self.message(code, l.as_bytes(), i + 1 < lines.len());
+        }
+    }
+
+    fn data(&mut self, d: &[u8]) {
+        if self.out_closed {
+            return;
+        }
+        let _ = write!(self.out, "DATA {}\r\n", d.len());
+        self.out.extend_from_slice(d);
+    }
+
+    /// Reads what the socket has, within budget; notes EOF and errors.
+    fn fill(&mut self) {
+        let mut got = 0;
+        while !self.in_closed && got < READ_BUDGET && self.unprocessed() < IN_CAP {
+            let old = self.inbuf.len();
+            let want = (64 << 10).min(IN_CAP - self.unprocessed());
+            self.inbuf.resize(old + want, 0);
+            let r = self.s.read(&mut self.inbuf[old..]);
+            let n = match r {
+                Ok(n) => n,
+                Err(_) => 0,
+            };
+            self.inbuf.truncate(old + n);
+            match r {
+                Ok(0) => self.in_closed = true,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => {
+                    // reset or worse: nothing more can be said either
+                    self.in_closed = true;
+                    self.out_closed = true;
+                }
+            }
+            if n < want {
+                break;
+            }
+        }
+    }
+
+    /// Writes pending output until the socket would block.
+    fn flush(&mut self) {
+        while !self.out_closed && self.outpos < self.out.len() {
+            match self.s.write(&self.out[self.outpos..]) {
+                Ok(0) => self.out_closed = true,
+                Ok(n) => self.outpos += n,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => self.out_closed = true,
+            }
+        }
+        if self.outpos == self.out.len() || self.out_closed {
+            self.out.clear();
+            self.outpos = 0;
+        } else if self.outpos > (64 << 10) {
+            self.out.drain(..self.outpos);
+            self.outpos = 0;
+        }
+    }
+
+    /// Drops consumed input.
+    fn compact(&mut self) {
+        if self.inpos == self.inbuf.len() {
+            self.inbuf.clear();
+            self.inpos = 0;
+            self.scan = 0;
+        } else if self.inpos > (64 << 10) {
+            self.inbuf.drain(..self.inpos);
+            self.scan -= self.inpos;
+            self.inpos = 0;
+        }
+        if self.inbuf.capacity() > (256 << 10) && self.inbuf.len() < (16 << 10) {
+            self.inbuf.shrink_to(16 << 10);
+        }
+        if self.out.capacity() > (256 << 10) && self.out.len() < (16 << 10) {
+            self.out.shrink_to(16 << 10);
+        }
+    }
+
+    /// Throws away skipped input; false while more must be skipped.
+    fn do_skip(&mut self) -> bool {
+        match self.skip {
+            Skip::No => true,
+            Skip::Bytes(n) => {
+                let take = (self.unprocessed() as u64).min(n);
+                self.inpos += take as usize;
+                self.scan = self.inpos;
+                if take == n {
+                    self.skip = Skip::No;
+                    true
+                } else {
+                    self.skip = Skip::Bytes(n - take);
+                    false
+                }
+            }
+            Skip::Line => {
+                let rest = &self.inbuf[self.inpos..];
+                match rest.iter().position(|&c| c == b'\r' || c == b'\n') {
+                    Some(e) => {
+                        let mut end = self.inpos + e + 1;
+                        if rest[e] == b'\r' && rest.get(e + 1) == Some(&b'\n') {
+                            end += 1;
+                        }
+                        self.inpos = end;
+                        self.scan = end;
+                        self.skip = Skip::No;
+                        true
+                    }
+                    None => {
+                        self.inpos = self.inbuf.len();
+                        self.scan = self.inpos;
+                        false
+                    }
+                }
+            }
+        }
+    }
+
+    /// Takes `n` payload bytes after the command line, or says to wait.
+    fn take(&mut self, n: usize) -> Result<Vec<u8>, Flow> {
+        if self.unprocessed() >= n {
+            let d = self.inbuf[self.inpos..self.inpos + n].to_vec();
+            self.inpos += n;
+            self.scan = self.inpos;
+            Ok(d)
+        } else if self.in_closed {
+            self.message(CSERR_SYNTAX, b"Not enough data", false);
+            self.inpos = self.inbuf.len();
+            self.scan = self.inpos;
+            Err(Flow::Done)
+        } else {
+            Err(Flow::Wait)
+        }
+    }
+
+    fn done(&self) -> bool {
+        self.out_closed || (self.in_closed && self.unprocessed() == 0 && self.pending_out() == 0)
+    }
+}
+
+/// Click's `String::printable`: control characters as `^X`, DEL as `^?`,
+/// bytes above 127 as `\ooo`.
+fn printable_into(s: &[u8], out: &mut Vec<u8>) {
+    for &c in s {
+        match c {
+            32..=126 => out.push(c),
+            0..=31 => out.extend_from_slice(&[b'^', c + 64]),
+            127 => out.extend_from_slice(b"^?"),
+            _ => {
+                let _ = write!(out, "\\{:03o}", c);
+            }
+        }
+    }
+}
+
+fn cat(parts: &[&[u8]]) -> Vec<u8> {
+    parts.concat()
+}
+
+/// Splits a command line at ASCII whitespace; returns (start, end) pairs.
+fn words(line: &[u8]) -> Vec<(usize, usize)> {
+    let mut v = Vec::new();
+    let mut i = 0;
+    while i < line.len() {
+        while i < line.len() && line[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        let s = i;
+        while i < line.len() && !line[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if s < i {
+            v.push((s, i));
+        }
+    }
+    v
+}
+
+/// Parses a decimal payload length as Click's IntArg into an `int`.
+fn parse_len(w: &[u8]) -> Option<usize> {
+    let s = std::str::from_utf8(w).ok()?;
+    let v: i64 = click_lang::parse_i64(s).ok()?;
+    if (0..=i32::MAX as i64).contains(&v) {
+        Some(v as usize)
+    } else {
+        None
+    }
+}
+
+/// A handler name resolved against the router.
+enum Target {
+    Global(String),
+    Element { ename: String, hname: String },
+}
+
+impl Target {
+    fn path(&self) -> String {
+        match self {
+            Target::Global(h) => h.clone(),
+            Target::Element { ename, hname } => format!("{ename}.{hname}"),
+        }
+    }
+}
+
+/// `ControlSocket(TYPE, PORT | FILENAME [, KEYWORDS])`.
+#[derive(Default)]
+pub struct ControlSocket {
+    kind: Kind,
+    /// TCP: the port as configured (`41930`, `41930+`); UNIX: the path.
+    where_: String,
+    read_only: bool,
+    verbose: bool,
+    localhost: bool,
+    retries: i32,
+    retry_warnings: bool,
+    listener: Option<Listener>,
+    /// The bound TCP port.
+    port: u16,
+    /// Whether this element created the UNIX socket file.
+    bound_path: bool,
+    conns: Vec<Conn>,
+    accept_paused: bool,
+    name: String,
+    me: usize,
+    /// Scratch for [`ControlSocket::register`].
+    fds: Vec<(RawFd, libc::c_short)>,
+    /// A `hotconfig` write succeeded: the rest of the input waits for the
+    /// new router's ControlSocket, which takes the connections over.
+    swap_pending: std::cell::Cell<bool>,
+}
+
+use crate::selector::selector;
+
+impl ControlSocket {
+    /// Opens the listening socket; on failure returns the syscall and error.
+    fn open(&mut self) -> Result<(), (String, String)> {
+        match self.kind {
+            Kind::Tcp => {
+                let (base, plus) = match self.where_.strip_suffix('+') {
+                    Some(b) => (b, true),
+                    None => (self.where_.as_str(), false),
+                };
+                let mut port: u16 = base.parse().unwrap_or(0);
+                let ip = if self.localhost {
+                    Ipv4Addr::LOCALHOST
+                } else {
+                    Ipv4Addr::UNSPECIFIED
+                };
+                let mut tries = 0;
+                let l = loop {
+                    match TcpListener::bind(SocketAddrV4::new(ip, port)) {
+                        Ok(l) => break l,
+                        Err(e) => {
+                            if !plus || tries >= 10 || port >= 65534 {
+                                return Err(("bind".into(), io_error_text(&e)));
+                            }
+                            tries += 1;
+                            port += 1;
+                        }
+                    }
+                };
+                l.set_nonblocking(true)
+                    .map_err(|e| ("fcntl".to_string(), io_error_text(&e)))?;
+                self.port = l.local_addr().map(|a| a.port()).unwrap_or(port);
+                self.listener = Some(Listener::Tcp(l));
+            }
+            Kind::Unix => {
+                let _ = std::fs::remove_file(&self.where_);
+                let l = UnixListener::bind(&self.where_)
+                    .map_err(|e| ("bind".to_string(), io_error_text(&e)))?;
+                l.set_nonblocking(true)
+                    .map_err(|e| ("fcntl".to_string(), io_error_text(&e)))?;
+                self.bound_path = true;
+                self.listener = Some(Listener::Unix(l));
+            }
+        }
+        Ok(())
+    }
+
+    /// One open attempt, counting down RETRIES; Err(message) when this was
+    /// the last try.
+    fn try_open(&mut self, cx: &Ctx) -> Result<bool, String> {
+        self.retries -= 1;
+        match self.open() {
+            Ok(()) => Ok(true),
+            Err((call, e)) if self.retries >= 0 => {
+                if self.retry_warnings {
+                    let left = self.retries + 1;
+                    cx.error_line(&format!(
+                        "{}: warning: {call}: {e} ({left} {} left)",
+                        cx.declaration(),
+                        if left == 1 { "try" } else { "tries" }
+                    ));
+                }
+                Ok(false)
+            }
+            Err((call, e)) => Err(format!("{call}: {e}")),
+        }
+    }
+
+    /// Tells the driver which descriptors to watch.
+    fn register(&mut self, cx: &Ctx) {
+        let Some(sel) = selector(cx) else {
+            return;
+        };
+        self.fds.clear();
+        if let Some(l) = &self.listener {
+            if !self.accept_paused && self.conns.len() < MAX_CONNS {
+                let fd = match l {
+                    Listener::Tcp(l) => l.as_raw_fd(),
+                    Listener::Unix(l) => l.as_raw_fd(),
+                };
+                self.fds.push((fd, libc::POLLIN));
+            }
+        }
+        for c in &self.conns {
+            let mut ev = 0;
+            if !c.in_closed && c.pending_out() <= OUT_HIGH && c.unprocessed() < IN_CAP {
+                ev |= libc::POLLIN;
+            }
+            if c.pending_out() > 0 {
+                ev |= libc::POLLOUT;
+            }
+            self.fds.push((c.fd, ev));
+        }
+        sel.set(self.me, &self.fds);
+    }
+
+    fn accept(&mut self, cx: &Ctx) {
+        let Some(l) = &self.listener else {
+            return;
+        };
+        for _ in 0..ACCEPT_BUDGET {
+            if self.accept_paused || self.conns.len() >= MAX_CONNS {
+                return;
+            }
+            let r = match l {
+                Listener::Tcp(l) => l.accept().map(|(s, a)| {
+                    let _ = s.set_nodelay(true);
+                    (Stream::Tcp(s), Some(a))
+                }),
+                Listener::Unix(l) => l.accept().map(|(s, _)| (Stream::Unix(s), None)),
+            };
+            match r {
+                Ok((s, addr)) => {
+                    let nb = match &s {
+                        Stream::Tcp(t) => t.set_nonblocking(true),
+                        Stream::Unix(u) => u.set_nonblocking(true),
+                    };
+                    if nb.is_err() {
+                        continue;
+                    }
+                    let c = Conn::new(s);
+                    if self.verbose {
+                        match addr {
+                            Some(a) => cx.error_line(&format!(
+                                "{}: opened connection {} from {}.{}",
+                                cx.declaration(),
+                                c.fd,
+                                a.ip(),
+                                a.port()
+                            )),
+                            None => cx.error_line(&format!(
+                                "{}: opened connection {}",
+                                cx.declaration(),
+                                c.fd
+                            )),
+                        }
+                    }
+                    self.conns.push(c);
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => {
+                    let raw = e.raw_os_error().unwrap_or(0);
+                    if [libc::EMFILE, libc::ENFILE, libc::ENOBUFS, libc::ENOMEM].contains(&raw) {
+                        // out of descriptors: stop watching the listener
+                        // for a while rather than spin on it
+                        cx.error_line(&format!(
+                            "{}: accept: {}",
+                            cx.declaration(),
+                            io_error_text(&e)
+                        ));
+                        self.accept_paused = true;
+                        cx.schedule_timer_after(TIMER_ACCEPT, 100_000_000);
+                        return;
+                    }
+                    // ECONNABORTED and the like: that client is gone
+                }
+            }
+        }
+    }
+
+    /// Runs the complete commands a connection has; true when commands
+    /// remain that the budget did not cover.
+    fn process(&self, c: &mut Conn, cx: &Ctx) -> bool {
+        let mut n = 0;
+        loop {
+            if self.swap_pending.get() {
+                return false;
+            }
+            if c.out_closed || c.pending_out() > OUT_HIGH {
+                return false;
+            }
+            if !c.do_skip() {
+                return false;
+            }
+            if c.unprocessed() == 0 {
+                return false;
+            }
+            if n >= CMD_BUDGET {
+                return true;
+            }
+            let start = c.inpos;
+            let found = c.inbuf[c.scan..]
+                .iter()
+                .position(|&b| b == b'\r' || b == b'\n')
+                .map(|p| p + c.scan);
+            let (line_end, next) = match found {
+                Some(e) => {
+                    let crlf = c.inbuf[e] == b'\r' && c.inbuf.get(e + 1) == Some(&b'\n');
+                    (e, e + if crlf { 2 } else { 1 })
+                }
+                None if c.in_closed => (c.inbuf.len(), c.inbuf.len()),
+                None if c.unprocessed() > MAX_LINE => {
+                    c.message(CSERR_SYNTAX, b"Line too long", false);
+                    c.inpos = c.inbuf.len();
+                    c.scan = c.inpos;
+                    c.skip = Skip::Line;
+                    n += 1;
+                    continue;
+                }
+                None => {
+                    c.scan = c.inbuf.len();
+                    return false;
+                }
+            };
+            if line_end - start > MAX_LINE {
+                c.message(CSERR_SYNTAX, b"Line too long", false);
+                c.inpos = next;
+                c.scan = next;
+                n += 1;
+                continue;
+            }
+            let line = c.inbuf[start..line_end].to_vec();
+            c.inpos = next;
+            c.scan = next;
+            match self.command(c, &line, cx) {
+                Flow::Done => n += 1,
+                Flow::Wait => {
+                    c.inpos = start;
+                    c.scan = start;
+                    return false;
+                }
+            }
+        }
+    }
+
+    /// Click's `parse_command`.
+    fn command(&self, c: &mut Conn, line: &[u8], cx: &Ctx) -> Flow {
+        let w = words(line);
+        if w.is_empty() {
+            return Flow::Done;
+        }
+        let word = |i: usize| &line[w[i].0..w[i].1];
+        let cmd = word(0).to_ascii_uppercase();
+        // everything from the third word to the end of the last one
+        let rest = || -> Vec<u8> {
+            if w.len() > 2 {
+                line[w[2].0..w[w.len() - 1].1].to_vec()
+            } else {
+                Vec::new()
+            }
+        };
+        match cmd.as_slice() {
+            b"READ" | b"GET" | b"WRITE" | b"SET" => {
+                if w.len() < 2 {
+                    c.message(CSERR_SYNTAX, b"Wrong number of arguments", false);
+                    return Flow::Done;
+                }
+                let data = rest();
+                if cmd[0] == b'R' || cmd[0] == b'G' {
+                    self.read_command(c, word(1), &data, cx);
+                } else {
+                    self.write_command(c, word(1), &data, cx);
+                }
+            }
+            b"READDATA" | b"WRITEDATA" | b"SETDATA" => {
+                if w.len() != 3 {
+                    c.message(CSERR_SYNTAX, b"Wrong number of arguments", false);
+                    return Flow::Done;
+                }
+                let Some(n) = parse_len(word(2)) else {
+                    c.message(
+                        CSERR_SYNTAX,
+                        &cat(&[b"Syntax error in '", &cmd, b"'"]),
+                        false,
+                    );
+                    return Flow::Done;
+                };
+                let read = cmd[0] == b'R';
+                if n > MAX_DATA {
+                    let kind: &[u8] = if read { b"read" } else { b"write" };
+                    c.message(
+                        CSERR_DATA_TOO_BIG,
+                        &cat(&[b"Data too large for ", kind, b" handler '", word(1), b"'"]),
+                        false,
+                    );
+                    c.skip = Skip::Bytes(n as u64);
+                    return Flow::Done;
+                }
+                let data = match c.take(n) {
+                    Ok(d) => d,
+                    Err(f) => return f,
+                };
+                if read {
+                    self.read_command(c, word(1), &data, cx);
+                } else {
+                    self.write_command(c, word(1), &data, cx);
+                }
+            }
+            b"READUNTIL" | b"WRITEUNTIL" => {
+                if w.len() < 2 {
+                    c.message(CSERR_SYNTAX, b"Wrong number of arguments", false);
+                    return Flow::Done;
+                }
+                let until = rest();
+                let data = match until_data(c, &until) {
+                    Ok(d) => d,
+                    Err(f) => return f,
+                };
+                if cmd[0] == b'R' {
+                    self.read_command(c, word(1), &data, cx);
+                } else {
+                    self.write_command(c, word(1), &data, cx);
+                }
+            }
+            b"CHECKREAD" | b"CHECKWRITE" => {
+                if w.len() != 2 {
+                    c.message(CSERR_SYNTAX, b"Wrong number of arguments", false);
+                    return Flow::Done;
+                }
+                self.check_command(c, word(1), cmd[5] == b'W', cx);
+            }
+            b"LLRPC" => {
+                if w.len() != 2 && w.len() != 3 {
+                    c.message(CSERR_SYNTAX, b"Wrong number of arguments", false);
+                    return Flow::Done;
+                }
+                let mut n = 0;
+                if w.len() == 3 {
+                    match parse_len(word(2)) {
+                        Some(v) => n = v,
+                        None => {
+                            c.message(CSERR_SYNTAX, b"Syntax error in 'llrpc'", false);
+                            return Flow::Done;
+                        }
+                    }
+                }
+                if n > MAX_DATA {
+                    c.message(
+                        CSERR_DATA_TOO_BIG,
+                        &cat(&[b"Data too large for LLRPC '", word(1), b"'"]),
+                        false,
+                    );
+                    c.skip = Skip::Bytes(n as u64);
+                    return Flow::Done;
+                }
+                let data = match c.take(n) {
+                    Ok(d) => d,
+                    Err(f) => return f,
+                };
+                self.llrpc_command(c, word(1), &data, cx);
+            }
+            b"CLOSE" | b"QUIT" => {
+                if w.len() != 1 {
+                    c.message(CSERR_SYNTAX, b"Bad command syntax", false);
+                }
+                c.message(CSERR_OK, b"Goodbye!", false);
+                c.in_closed = true;
+                c.inpos = c.inbuf.len();
+                c.scan = c.inpos;
+                c.skip = Skip::No;
+            }
+            b"HELP" => {
+                for (i, l) in HELP.iter().enumerate() {
+                    c.message(CSERR_OK, l.as_bytes(), i + 1 < HELP.len());
+                }
+            }
+            _ => {
+                c.message(
+                    CSERR_UNIMPLEMENTED,
+                    &cat(&[b"Command '", &cmd, b"' unimplemented"]),
+                    false,
+                );
+            }
+        }
+        Flow::Done
+    }
+
+    /// Click's `parse_handler`: `[ELEMENT.]HANDLER`, where ELEMENT may be
+    /// a 1-based element number, and `.H` or `0.H` name global handlers.
+    /// On failure the error reply has been sent.
+    fn resolve(&self, c: &mut Conn, full: &[u8], cx: &Ctx) -> Option<Target> {
+        let canon = if full.first() == Some(&b'.') {
+            &full[1..]
+        } else if full.starts_with(b"0.") {
+            &full[2..]
+        } else {
+            full
+        };
+        let Ok(canon) = std::str::from_utf8(canon) else {
+            // no element or handler name has such bytes
+            match canon.iter().position(|&b| b == b'.') {
+                Some(d) => c.message(
+                    CSERR_NO_SUCH_ELEMENT,
+                    &cat(&[b"No element named '", &canon[..d], b"'"]),
+                    false,
+                ),
+                None => c.message(
+                    CSERR_NO_SUCH_HANDLER,
+                    &cat(&[b"No handler named '", full, b"'"]),
+                    false,
+                ),
+            }
+            return None;
+        };
+        let Some(dot) = canon.find('.') else {
+            return Some(Target::Global(canon.to_string()));
+        };
+        let (ename, hname) = (&canon[..dot], &canon[dot + 1..]);
+        let core = cx.core();
+        let exists = |n: &str| !n.is_empty() && core.read_handler(&format!("{n}.name")).is_ok();
+        let ename = if exists(ename) {
+            ename.to_string()
+        } else {
+            let by_number = click_lang::parse_i64(ename)
+                .ok()
+                .filter(|&k| k > 0)
+                .and_then(|k| {
+                    let list = core.read_handler("list").ok()?;
+                    list.lines().nth(k as usize).map(|s| s.to_string())
+                });
+            match by_number {
+                Some(n) => n,
+                None => {
+                    c.message(
+                        CSERR_NO_SUCH_ELEMENT,
+                        &cat(&[b"No element named '", ename.as_bytes(), b"'"]),
+                        false,
+                    );
+                    return None;
+                }
+            }
+        };
+        Some(Target::Element {
+            ename,
+            hname: hname.to_string(),
+        })
+    }
+
+    /// Whether this target is one of this element's own handlers, which
+    /// the router cannot call while this element runs.
+    fn own<'t>(&self, t: &'t Target) -> Option<&'t str> {
+        match t {
+            Target::Element { ename, hname } if *ename == self.name => match hname.as_str() {
+                "name" | "class" | "config" | "ports" | "handlers" => None,
+                h => Some(h),
+            },
+            _ => None,
+        }
+    }
+
+    fn own_read(&self, h: &str) -> Result<String, HandlerError> {
+        match (h, &self.kind) {
+            ("port", Kind::Tcp) => Ok(self.port.to_string()),
+            ("filename", Kind::Unix) => Ok(self.where_.clone()),
+            _ => Err(HandlerError::NoSuchHandler(h.into())),
+        }
+    }
+
+    /// (readable, writable) as the `handlers` listing says; None when the
+    /// handler is not listed.
+    fn handler_flags(&self, t: &Target, cx: &Ctx) -> Option<(bool, bool)> {
+        if let Some(h) = self.own(t) {
+            return self.own_read(h).ok().map(|_| (true, false));
+        }
+        let (listing, hname) = match t {
+            Target::Global(h) => (cx.core().read_handler("handlers"), h.as_str()),
+            Target::Element { ename, hname } => (
+                cx.core().read_handler(&format!("{ename}.handlers")),
+                hname.as_str(),
+            ),
+        };
+        let listing = listing.ok()?;
+        listing.lines().find_map(|l| {
+            let (n, f) = l.split_once('\t')?;
+            (n == hname).then(|| (f.contains('r'), f.contains('w')))
+        })
+    }
+
+    fn read_command(&self, c: &mut Conn, full: &[u8], param: &[u8], cx: &Ctx) {
+        let Some(t) = self.resolve(c, full, cx) else {
+            return;
+        };
+        let core = cx.core();
+        let path = t.path();
+        let r = if let Some(h) = self.own(&t) {
+            self.own_read(h)
+        } else if param.is_empty() {
+            core.read_handler(&path)
+        } else {
+            let p = String::from_utf8_lossy(param);
+            match core.read_handler_param(&path, &p) {
+                // a handler without parameters: Click passes the
+                // parameter along and the handler ignores it
+                Err(HandlerError::NoSuchHandler(_)) => core.read_handler(&path),
+                r => r,
+            }
+        };
+        match r {
+            Ok(v) => {
+                c.message(CSERR_OK, &cat(&[b"Read handler '", full, b"' OK"]), false);
+                c.data(v.as_bytes());
+            }
+            Err(e) => self.handler_error(c, full, e, false),
+        }
+    }
+
+    fn write_command(&self, c: &mut Conn, full: &[u8], data: &[u8], cx: &Ctx) {
+        let Some(t) = self.resolve(c, full, cx) else {
+            return;
+        };
+        if self.read_only || self.own(&t).is_some() {
+            // Click checks that the handler exists and is writable first
+            match self.handler_flags(&t, cx) {
+                None => c.message(
+                    CSERR_NO_SUCH_HANDLER,
+                    &cat(&[b"No handler named '", full, b"'"]),
+                    false,
+                ),
+                Some((_, false)) => c.message(
+                    CSERR_PERMISSION,
+                    &cat(&[b"Handler '", full, b"' read-only"]),
+                    false,
+                ),
+                Some((_, true)) => c.message(
+                    CSERR_PERMISSION,
+                    &cat(&[b"Permission denied for '", full, b"'"]),
+                    false,
+                ),
+            }
+            return;
+        }
+        let value = String::from_utf8_lossy(data);
+        match cx.core().write_handler(&t.path(), &value) {
+            Ok(()) => {
+                if t.path() == "hotconfig" {
+                    self.swap_pending.set(true);
+                }
+                c.message(CSERR_OK, &cat(&[b"Write handler '", full, b"' OK"]), false)
+            }
+            Err(e) => self.handler_error(c, full, e, true),
+        }
+    }
+
+    /// Replies for a failed handler call, in Click's words.
+    fn handler_error(&self, c: &mut Conn, full: &[u8], e: HandlerError, write: bool) {
+        match e {
+            HandlerError::NoSuchElement(_) | HandlerError::NoSuchHandler(_) => c.message(
+                CSERR_NO_SUCH_HANDLER,
+                &cat(&[b"No handler named '", full, b"'"]),
+                false,
+            ),
+            HandlerError::PermissionDenied(_) => {
+                let what: &[u8] = if write {
+                    b"' read-only"
+                } else {
+                    b"' write-only"
+                };
+                c.message(CSERR_PERMISSION, &cat(&[b"Handler '", full, what]), false)
+            }
+            HandlerError::Failed(m) => {
+                let lines: Vec<&str> = m.lines().collect();
+                if write {
+                    c.messages(
+                        CSERR_HANDLER_ERROR,
+                        &cat(&[b"Write handler '", full, b"' error"]),
+                        &lines,
+                    )
+                } else {
+                    c.messages(
+                        CSERR_UNSPECIFIED,
+                        &cat(&[b"Read handler '", full, b"' error"]),
+                        &lines,
+                    )
+                }
+            }
+            HandlerError::Busy(_) => {
+                let (code, what): (u16, &[u8]) = if write {
+                    (CSERR_HANDLER_ERROR, b"Write handler '")
+                } else {
+                    (CSERR_UNSPECIFIED, b"Read handler '")
+                };
+                c.messages(code, &cat(&[what, full, b"' error"]), &["handler is busy"])
+            }
+        }
+    }
+
+    fn check_command(&self, c: &mut Conn, full: &[u8], write: bool, cx: &Ctx) {
+        let Some(t) = self.resolve(c, full, cx) else {
+            return;
+        };
+        let Some((r, w)) = self.handler_flags(&t, cx) else {
+            c.message(
+                CSERR_NO_SUCH_HANDLER,
+                &cat(&[b"No handler named '", full, b"'"]),
+                false,
+            );
+            return;
+        };
+        let ok = if write { w } else { r };
+        if write && self.read_only && ok {
+            c.message(
+                CSERR_PERMISSION,
+                &cat(&[b"Permission denied for '", full, b"'"]),
+                false,
+            );
+        } else if ok {
+            let what: &[u8] = if write {
+                b"Write handler '"
+            } else {
+                b"Read handler '"
+            };
+            c.message(CSERR_OK, &cat(&[what, full, b"' OK"]), false);
+        } else {
+            let what: &[u8] = if write {
+                b"' not writable"
+            } else {
+                b"' not readable"
+            };
+            c.message(
+                CSERR_NO_SUCH_HANDLER,
+                &cat(&[b"Handler '", full, what]),
+                false,
+            );
+        }
+    }
+
+    /// Click's `llrpc_command`. No element here implements an LLRPC, so a
+    /// well-formed call ends as Element::llrpc's default does: EINVAL.
+    fn llrpc_command(&self, c: &mut Conn, name: &[u8], data: &[u8], cx: &Ctx) {
+        let (elem, num) = match name.iter().position(|&b| b == b'#') {
+            Some(i) => (&name[..i], &name[i + 1..]),
+            None => (name, &b""[..]),
+        };
+        let numtext = std::str::from_utf8(num).unwrap_or("");
+        let hex = numtext
+            .strip_prefix("0x")
+            .or_else(|| numtext.strip_prefix("0X"))
+            .unwrap_or(numtext);
+        let Ok(cmd) = u32::from_str_radix(hex, 16).map_err(|_| ()).and_then(|v| {
+            if hex.is_empty() || hex.starts_with('+') {
+                Err(())
+            } else {
+                Ok(v)
+            }
+        }) else {
+            c.message(
+                CSERR_SYNTAX,
+                &cat(&[b"Syntax error in LLRPC name '", name, b"'"]),
+                false,
+            );
+            return;
+        };
+        if self.resolve(c, &cat(&[elem, b".name"]), cx).is_none() {
+            return;
+        }
+        let size = ((cmd >> 16) & 0xFFF) as usize;
+        if size == 0 || cmd & (LLRPC_NET_IN | LLRPC_NET_OUT) == 0 || cmd & LLRPC_FLAT == 0 {
+            c.message(
+                CSERR_UNIMPLEMENTED,
+                &cat(&[b"Cannot call LLRPC '", name, b"' remotely"]),
+                false,
+            );
+            return;
+        }
+        if self.read_only {
+            c.message(
+                CSERR_PERMISSION,
+                &cat(&[b"Permission denied for '", name, b"'"]),
+                false,
+            );
+            return;
+        }
+        if cmd & LLRPC_NET_IN != 0 && data.len() != size {
+            c.message(
+                CSERR_LLRPC_ERROR,
+                &cat(&[
+                    b"LLRPC '",
+                    name,
+                    b"' requires ",
+                    size.to_string().as_bytes(),
+                    b" bytes input data",
+                ]),
+                false,
+            );
+            return;
+        }
+        c.message(
+            CSERR_LLRPC_ERROR,
+            &cat(&[b"LLRPC '", name, b"' error: Invalid argument"]),
+            false,
+        );
+    }
+
+    /// Services every connection; true when some have commands left.
+    fn service(&mut self, cx: &Ctx) -> bool {
+        self.accept(cx);
+        let mut more = false;
+        let mut conns = std::mem::take(&mut self.conns);
+        for c in conns.iter_mut() {
+            if !c.in_closed && c.pending_out() <= OUT_HIGH {
+                c.fill();
+            }
+            more |= self.process(c, cx);
+            c.flush();
+            c.compact();
+        }
+        conns.retain(|c| {
+            let done = c.done();
+            if done {
+                if c.out_closed {
+                    // nothing more can be sent
+                } else {
+                    c.s.shutdown_write();
+                }
+                if self.verbose {
+                    cx.error_line(&format!("{}: closed connection {}", cx.declaration(), c.fd));
+                }
+            }
+            !done
+        });
+        self.conns = conns;
+        more
+    }
+}
+
+/// The payload of READUNTIL / WRITEUNTIL: the lines after the command up
+/// to one equal to `until` (trailing whitespace ignored on both).
+fn until_data(c: &mut Conn, until: &[u8]) -> Result<Vec<u8>, Flow> {
+    let until = until.trim_ascii_end();
+    let buf = &c.inbuf;
+    let mut s = c.inpos;
+    loop {
+        let begin = s;
+        let mut end = s;
+        while s < buf.len() && buf[s] != b'\n' && buf[s] != b'\r' {
+            if !buf[s].is_ascii_whitespace() {
+                end = s + 1;
+            }
+            s += 1;
+        }
+        if s == buf.len() {
+            break;
+        }
+        if buf[s] == b'\r' && buf.get(s + 1) == Some(&b'\n') {
+            s += 2;
+        } else {
+            s += 1;
+        }
+        if &buf[begin..end] == until {
+            let d = buf[c.inpos..begin].to_vec();
+            c.inpos = s;
+            c.scan = s;
+            return Ok(d);
+        }
+    }
+    if c.in_closed {
+        c.message(CSERR_SYNTAX, b"Not enough data", false);
+        c.inpos = c.inbuf.len();
+        c.scan = c.inpos;
+        Err(Flow::Done)
+    } else if c.unprocessed() > MAX_DATA {
+        // cannot resynchronise: refuse and hang up
+        c.message(CSERR_DATA_TOO_BIG, b"Data too large", false);
+        c.in_closed = true;
+        c.inpos = c.inbuf.len();
+        c.scan = c.inpos;
+        Err(Flow::Done)
+    } else {
+        Err(Flow::Wait)
+    }
+}
+
+const HELP: &[&str] = &[
+    "Commands supported:",
+    "READ handler [arg...]   call read handler, return DATA",
+    "READDATA handler len    call read handler with len data bytes, return DATA",
+    "READUNTIL handler term  call read handler, take data until term, return DATA",
+    "WRITE handler [arg...]  call write handler",
+    "WRITEDATA handler len   call write handler, pass len data bytes",
+    "WRITEUNTIL handler term call write handler, take data until term",
+    "CHECKREAD handler       check if read handler is valid",
+    "CHECKWRITE handler      check if write handler is valid",
+    "LLRPC elt#number [len]  call LLRPC, pass len data bytes, return DATA",
+    "QUIT                    close connection",
+];
+
+impl Element for ControlSocket {
+    fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
+        let mut a = cx.args(config);
+        let ty: String = a.read_mp("TYPE")?;
+        let read_only = a.read::<bool>("READONLY")?.unwrap_or(false);
+        let proxy = a.read::<String>("PROXY")?;
+        let verbose = a.read::<bool>("VERBOSE")?.unwrap_or(false);
+        let retries = a.read::<i32>("RETRIES")?.unwrap_or(0);
+        let retry_warnings = a.read::<bool>("RETRY_WARNINGS")?.unwrap_or(true);
+        let localhost = a.read::<bool>("LOCALHOST")?.unwrap_or(true);
+        let (kind, where_) = match ty.to_ascii_uppercase().as_str() {
+            "TCP" => {
+                let p: String = a.read_mp("PORT")?;
+                let base = p.strip_suffix('+');
+                let ok = match base {
+                    Some(b) => b.parse::<u16>().is_ok_and(|v| v > 0),
+                    None => p.parse::<u16>().is_ok(),
+                };
+                if !ok {
+                    return Err("PORT requires TCP port".into());
+                }
+                (Kind::Tcp, p)
+            }
+            "UNIX" => {
+                let f: String = a.read_mp("FILENAME")?;
+                if f.is_empty() {
+                    return Err("FILENAME: expected filename".into());
+                }
+                if f.len() >= 108 {
+                    return Err("filename too long".into());
+                }
+                (Kind::Unix, f)
+            }
+            "SOCKET" => return Err("socket type 'SOCKET' is not supported".into()),
+            _ => return Err(format!("unknown socket type '{ty}'")),
+        };
+        a.complete()?;
+        if proxy.is_some() {
+            return Err("PROXY is not supported (no kernel driver to proxy)".into());
+        }
+        self.kind = kind;
+        self.where_ = where_;
+        self.read_only = read_only;
+        self.verbose = verbose;
+        self.retries = retries;
+        self.retry_warnings = retry_warnings;
+        self.localhost = localhost;
+        Ok(())
+    }
+
+    fn initialize(&mut self, cx: &Ctx) -> Result<(), String> {
+        let Some(sel) = selector(cx) else {
+            return Err("ControlSocket needs the userlevel driver ('clickos run')".into());
+        };
+        self.name = cx.name().to_string();
+        self.me = cx.index();
+        // Hot swap: the running ControlSocket of this name keeps its port
+        // (and its connections) until this one takes them in take_state.
+        if cx.hotswap_class() != Some("ControlSocket") && !self.try_open(cx)? {
+            cx.schedule_timer_after(TIMER_RETRY, 1_000_000_000);
+        }
+        sel.hold(self.me, true);
+        self.register(cx);
+        Ok(())
+    }
+
+    fn run_task(&mut self, cx: &Ctx) -> bool {
+        let more = self.service(cx);
+        self.register(cx);
+        more
+    }
+
+    fn run_timer(&mut self, id: u32, cx: &Ctx) {
+        match id {
+            TIMER_RETRY if self.listener.is_none() => match self.try_open(cx) {
+                Ok(true) => {}
+                Ok(false) => cx.schedule_timer_after(TIMER_RETRY, 1_000_000_000),
+                Err(e) => {
+                    cx.error_line(&format!("{}: {e}", cx.declaration()));
+                    if let Some(sel) = selector(cx) {
+                        sel.hold(self.me, false);
+                    }
+                    cx.please_stop_driver();
+                }
+            },
+            TIMER_ACCEPT => {
+                self.accept_paused = false;
+                cx.schedule_task();
+            }
+            _ => {}
+        }
+        self.register(cx);
+    }
+
+    /// Hot swap: the listening socket and the open connections pass to the
+    /// new router's ControlSocket of the same name, so clients (the one
+    /// that wrote `hotconfig` among them) carry on; one of another type or
+    /// port opens its own.
+    fn take_state(&mut self, old: &mut dyn Element, cx: &Ctx) {
+        let same = old
+            .as_any_mut()
+            .and_then(|a| a.downcast_mut::<ControlSocket>())
+            .filter(|o| o.kind == self.kind && o.where_ == self.where_ && o.listener.is_some());
+        match same {
+            Some(o) => {
+                self.listener = o.listener.take();
+                self.port = o.port;
+                self.bound_path = core::mem::take(&mut o.bound_path);
+                self.conns = core::mem::take(&mut o.conns);
+                self.accept_paused = o.accept_paused;
+                cx.schedule_task();
+            }
+            None if self.listener.is_none() => match self.try_open(cx) {
+                Ok(true) => {}
+                Ok(false) => cx.schedule_timer_after(TIMER_RETRY, 1_000_000_000),
+                Err(e) => cx.error_line(&format!("{}: {e}", cx.declaration())),
+            },
+            None => {}
+        }
+        self.register(cx);
+    }
+
+    fn read_handler(&mut self, name: &str, _cx: &Ctx) -> Option<HandlerResult<String>> {
+        match self.own_read(name) {
+            Err(_) => None,
+            Ok(v) => Some(Ok(v)),
+        }
+    }
+
+    fn cleanup(&mut self, cx: &Ctx) {
+        for c in self.conns.iter_mut() {
+            // one last try to send what is pending
+            c.flush();
+        }
+        self.conns.clear();
+        self.listener = None;
+        if self.bound_path {
+            let _ = std::fs::remove_file(&self.where_);
+            self.bound_path = false;
+        }
+        if let Some(sel) = selector(cx) {
+            sel.set(self.me, &[]);
+            sel.hold(self.me, false);
+        }
+    }
+
+    element_any!();
+}
