@@ -1,5 +1,6 @@
 //! The ControlSocket's boundaries, tried as an attacker would (issue 11,
-//! item 6): idle connections, unterminated uploads and enormous replies. Each test
+//! item 6): configuration replacement over a socket, UNIX socket files,
+//! idle connections, unterminated uploads and enormous replies. Each test
 //! runs the attack against `clickos run` and checks that the router
 //! refuses it or bounds it, reports it, and keeps answering.
 
@@ -8,7 +9,9 @@ use common::*;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
-use std::os::unix::net::UnixStream;
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -21,15 +24,20 @@ struct Server {
 
 impl Server {
     fn start(args: &[String]) -> Server {
-        let child = Command::new(bin())
-            .arg("run")
+        Server::start_with(args, |_| {})
+    }
+
+    fn start_with(args: &[String], tweak: impl FnOnce(&mut Command)) -> Server {
+        let mut c = Command::new(bin());
+        c.arg("run")
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn clickos");
-        Server { child: Some(child) }
+            .stderr(Stdio::piped());
+        tweak(&mut c);
+        Server {
+            child: Some(c.spawn().expect("spawn clickos")),
+        }
     }
 
     fn pid(&self) -> u32 {
@@ -105,6 +113,23 @@ impl Client {
         let s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
         s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
         Client::new(Box::new(s))
+    }
+
+    fn unix(path: &Path, server: &mut Server) -> Client {
+        let t0 = Instant::now();
+        loop {
+            match UnixStream::connect(path) {
+                Ok(s) => {
+                    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+                    return Client::new(Box::new(s));
+                }
+                Err(e) => {
+                    assert!(server.alive(), "server exited before listening: {e}");
+                    assert!(t0.elapsed() < Duration::from_secs(20), "connect: {e}");
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            }
+        }
     }
 
     fn line(&mut self) -> String {
@@ -227,6 +252,322 @@ fn stop(c: &mut Client, server: Server) -> String {
     let (code, _, err) = server.wait();
     assert_eq!(code, 0, "stderr: {err}");
     err
+}
+
+/// A missing capability: fails under CI, says so and skips otherwise.
+fn unavailable(what: &str) -> bool {
+    let ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
+    assert!(!ci, "CI: cannot run this test: {what}");
+    eprintln!("skipped: {what}");
+    true
+}
+
+/// A configuration that, installed, reads `secret` and writes it to
+/// `stolen`: what `hotconfig` over a socket could do.
+fn stealing_config(secret: &Path, stolen: &Path) -> String {
+    format!(
+        "Script(print >{} $(cat {})); c :: Counter; Idle -> c -> Discard;",
+        stolen.display(),
+        secret.display()
+    )
+}
+
+/// Attack: with `-R`, one `WRITEDATA hotconfig` over TCP installs a
+/// Script that reads and writes any file. Refused: 530, with how to
+/// enable it; nothing is read or written, and the router keeps running.
+/// Local reconfiguration is unchanged (`write hotconfig` from a Script).
+#[test]
+fn hotconfig_over_a_socket_needs_the_opt_in() {
+    let dir = tmpdir("hard-hotconfig");
+    let secret = dir.join("secret");
+    std::fs::write(&secret, "s3cret").unwrap();
+    let stolen = dir.join("stolen");
+    let (server, _port, mut c) = start_cfg("c :: Counter; Idle -> c -> Discard;", &["-R"]);
+    let cfg = stealing_config(&secret, &stolen);
+    c.send(format!("WRITEDATA hotconfig {}\r\n{cfg}", cfg.len()).as_bytes());
+    let r = c.reply();
+    assert_eq!(r.code, 530, "{r:?}");
+    assert!(
+        r.text().contains("--allow-socket-reconfigure") && r.text().contains("RECONFIGURE"),
+        "the refusal says how to enable it: {r:?}"
+    );
+    for cmd in [
+        "WRITE hotconfig Idle -> Discard;",
+        "WRITE .hotconfig x",
+        "WRITE 0.hotconfig x",
+    ] {
+        assert_eq!(c.cmd(cmd).code, 530, "{cmd}");
+    }
+    // the payload is taken (and thrown away) before the refusal
+    c.send(format!("WRITEUNTIL hotconfig END\r\n{cfg}\r\nEND\r\n").as_bytes());
+    let r = c.reply();
+    assert_eq!(r.code, 530, "{r:?}");
+    let r = c.cmd("CHECKWRITE hotconfig");
+    assert_eq!(r.code, 530, "{r:?}");
+    assert!(!stolen.exists(), "the installed Script wrote a file");
+    assert_eq!(c.read("c.class"), "Counter");
+    // a router still reconfigures itself locally (a Script writes hotconfig)
+    let (server2, _p, mut d) = start_tcp(|port, token| {
+        vec![
+            "-R".into(),
+            "-p".into(),
+            port.to_string(),
+            "-e".into(),
+            format!(
+                "{token} :: Idle; Script(wait 0.2s, write hotconfig Idle -> c2 :: Counter -> Discard; {token} :: Idle;)"
+            ),
+        ]
+    });
+    let t0 = Instant::now();
+    while d.cmd("READ c2.class").code != 200 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "local hotconfig did nothing"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    d.data();
+    drop(server2);
+    stop(&mut c, server);
+}
+
+/// Attack: `ControlSocket(UNIX, F)` removed any F before binding. Now a
+/// path that exists and is not a socket is refused and left alone (also a
+/// symbolic link to one); a socket someone listens on is refused too; a
+/// stale socket is replaced.
+#[test]
+fn a_unix_control_socket_removes_only_a_stale_socket() {
+    let dir = tmpdir("hard-unlink");
+    let file = dir.join("precious");
+    std::fs::write(&file, "keep me").unwrap();
+    let link = dir.join("link");
+    std::os::unix::fs::symlink(&file, &link).unwrap();
+    for (path, why) in [(&file, "not a socket"), (&link, "not a socket")] {
+        let cfg = format!("ControlSocket(UNIX, {}); Idle -> Discard;", path.display());
+        let mut server = Server::start(&["-e".into(), cfg]);
+        let t0 = Instant::now();
+        while server.alive() && t0.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let survived = std::fs::read_to_string(&file);
+        let refused = !server.alive();
+        let (code, _, err) = if refused {
+            server.wait()
+        } else {
+            (0, String::new(), String::new())
+        };
+        assert_eq!(
+            survived.as_deref().ok(),
+            Some("keep me"),
+            "{path:?} was removed"
+        );
+        assert!(refused, "{path:?}: the router ran on");
+        assert_ne!(code, 0);
+        assert!(err.contains(why), "{err}");
+        assert!(std::fs::symlink_metadata(path).is_ok());
+    }
+    // a live socket is someone else's
+    let live = dir.join("live.sock");
+    let _held = UnixListener::bind(&live).unwrap();
+    let cfg = format!("ControlSocket(UNIX, {}); Idle -> Discard;", live.display());
+    let r = click(&["-e", &cfg]);
+    assert_ne!(r.code, 0);
+    assert!(r.err.contains("in use"), "{}", r.err);
+    assert!(
+        UnixStream::connect(&live).is_ok(),
+        "the live socket was taken"
+    );
+    // a stale one (nobody listening) is replaced
+    let stale = dir.join("stale.sock");
+    drop(UnixListener::bind(&stale).unwrap());
+    let mut server = Server::start(&[
+        "-u".into(),
+        stale.display().to_string(),
+        "-e".into(),
+        "Idle -> Discard".into(),
+    ]);
+    let mut c = Client::unix(&stale, &mut server);
+    assert_eq!(c.read("click_driver@@ControlSocket.class"), "ControlSocket");
+    stop(&mut c, server);
+    assert!(!stale.exists(), "removed at cleanup");
+    assert!(file.exists());
+}
+
+/// The UNIX socket is mode 0600 from the start, whatever the umask.
+#[test]
+fn a_unix_control_socket_is_0600_whatever_the_umask() {
+    let dir = tmpdir("hard-mode");
+    let path = dir.join("ctl.sock");
+    let args = vec![
+        "-u".into(),
+        path.display().to_string(),
+        "-e".into(),
+        "Idle -> Discard".into(),
+    ];
+    let mut server = Server::start_with(&args, |c| {
+        // SAFETY: umask(2) is async-signal-safe and cannot fail.
+        unsafe {
+            c.pre_exec(|| {
+                libc::umask(0);
+                Ok(())
+            });
+        }
+    });
+    let mut c = Client::unix(&path, &mut server);
+    let m = std::fs::symlink_metadata(&path).unwrap();
+    assert!(m.file_type().is_socket());
+    assert_eq!(
+        m.permissions().mode() & 0o7777,
+        0o600,
+        "mode {:o}",
+        m.permissions().mode()
+    );
+    // no temporary directory is left behind
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, vec![std::ffi::OsString::from("ctl.sock")]);
+    stop(&mut c, server);
+}
+
+/// The opt-in: `-R -u FILE --allow-socket-reconfigure` (or
+/// `ControlSocket(UNIX, FILE, RECONFIGURE true)`) lets the router's own
+/// user replace the configuration over that socket; the state carries
+/// over. Without the flag, 530; RECONFIGURE on TCP is a configuration
+/// error; the flag without `-R` or `-u` is a usage error.
+#[test]
+fn socket_reconfiguration_over_unix_with_the_opt_in() {
+    let dir = tmpdir("hard-optin");
+    let path = dir.join("ctl.sock");
+    let p = path.display().to_string();
+    let old = "q :: Queue(10) -> Idle; InfiniteSource(LIMIT 4, STOP false) -> q;";
+    let mut server = Server::start(&[
+        "-R".into(),
+        "-u".into(),
+        p.clone(),
+        "--allow-socket-reconfigure".into(),
+        "-e".into(),
+        old.into(),
+    ]);
+    let mut c = Client::unix(&path, &mut server);
+    let t0 = Instant::now();
+    while c.read("q.length") != "4" {
+        assert!(t0.elapsed() < Duration::from_secs(10));
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let new =
+        "q :: Queue(10) -> Idle; Idle -> q; s :: Switch(1); Idle -> s -> Discard; s[1] -> Discard;";
+    c.send(format!("WRITEDATA hotconfig {}\r\n{new}", new.len()).as_bytes());
+    let r = c.reply();
+    assert_eq!(
+        (r.code, r.text()),
+        (200, "Write handler 'hotconfig' OK".into())
+    );
+    assert_eq!(c.read("s.config"), "1");
+    assert_eq!(c.read("q.length"), "4");
+    assert_eq!(
+        c.read("click_driver@@ControlSocket.config"),
+        format!("UNIX, \"{p}\", RECONFIGURE true")
+    );
+    stop(&mut c, server);
+
+    // -u without the flag: refused, and told how
+    let mut server = Server::start(&[
+        "-R".into(),
+        "-u".into(),
+        p.clone(),
+        "-e".into(),
+        "Idle -> Discard".into(),
+    ]);
+    let mut c = Client::unix(&path, &mut server);
+    let r = c.cmd("WRITE hotconfig Idle -> Discard;");
+    assert_eq!(r.code, 530, "{r:?}");
+    assert!(r.text().contains("--allow-socket-reconfigure"), "{r:?}");
+    stop(&mut c, server);
+
+    // RECONFIGURE is for UNIX sockets only; the flag needs -R and -u
+    let r = click(&["-e", "ControlSocket(TCP, 0, RECONFIGURE true)"]);
+    assert_ne!(r.code, 0);
+    assert!(r.err.contains("RECONFIGURE"), "{}", r.err);
+    let r = click(&[
+        "-u",
+        &p,
+        "--allow-socket-reconfigure",
+        "-e",
+        "Idle -> Discard",
+    ]);
+    assert_ne!(r.code, 0);
+    assert!(r.err.contains("-R"), "{}", r.err);
+    let r = click(&[
+        "-R",
+        "-p",
+        "0",
+        "--allow-socket-reconfigure",
+        "-e",
+        "Idle -> Discard",
+    ]);
+    assert_ne!(r.code, 0);
+    assert!(r.err.contains("-u"), "{}", r.err);
+}
+
+/// SO_PEERCRED: a peer of another user is refused reconfiguration even
+/// when the socket's mode has been loosened by hand (root only: it runs a
+/// client as `nobody`).
+#[test]
+fn socket_reconfiguration_checks_the_peer() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        unavailable("needs root to connect as another user");
+        return;
+    }
+    if Command::new("nc").arg("-h").output().is_err() {
+        unavailable("needs nc");
+        return;
+    }
+    let dir = tmpdir("hard-peer");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = dir.join("ctl.sock");
+    let p = path.display().to_string();
+    let mut server = Server::start(&[
+        "-R".into(),
+        "-u".into(),
+        p.clone(),
+        "--allow-socket-reconfigure".into(),
+        "-e".into(),
+        "c :: Counter; Idle -> c -> Discard".into(),
+    ]);
+    let mut c = Client::unix(&path, &mut server);
+    // a careless administrator opens the socket to everyone
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let mut nc = Command::new("nc")
+        .args(["-U", &p])
+        .uid(65534)
+        .gid(65534)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    nc.stdin
+        .take()
+        .unwrap()
+        .write_all(b"WRITE hotconfig Idle -> Discard;\r\nREAD c.class\r\nQUIT\r\n")
+        .unwrap();
+    let out = wait_child(nc);
+    assert!(
+        out.out.contains("530 Permission denied for 'hotconfig'") && out.out.contains("uid 65534"),
+        "{} / {}",
+        out.out,
+        out.err
+    );
+    assert!(
+        out.out.contains("200 Read handler 'c.class' OK"),
+        "{}",
+        out.out
+    );
+    assert_eq!(c.read("c.class"), "Counter");
+    stop(&mut c, server);
 }
 
 /// Attack: 128 idle connections locked out the 129th. Now the longest-idle

@@ -139,12 +139,14 @@ pub(super) struct Conn {
     pub(super) in_closed: bool,
     pub(super) out_closed: bool,
     pub(super) skip: Skip,
+    /// The peer's user id (UNIX sockets, from SO_PEERCRED at accept).
+    pub(super) peer_uid: Option<u32>,
     /// The last time the client sent or took bytes, or a command finished.
     pub(super) last_active: Instant,
 }
 
 impl Conn {
-    pub(super) fn new(s: Stream) -> Conn {
+    pub(super) fn new(s: Stream, peer_uid: Option<u32>) -> Conn {
         let fd = s.fd();
         let mut c = Conn {
             s,
@@ -159,6 +161,7 @@ impl Conn {
             in_closed: false,
             out_closed: false,
             skip: Skip::No,
+            peer_uid,
             last_active: Instant::now(),
         };
         c.out

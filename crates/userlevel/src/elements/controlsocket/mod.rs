@@ -8,9 +8,12 @@
 //! reads, runs commands through the router's handler path and writes
 //! replies. Every buffer is bounded, per connection and for all of them
 //! together, so a client can slow itself down but not the router; an idle
-//! client makes room for a new one.
+//! client makes room for a new one. Replacing the configuration
+//! (`hotconfig`) over a socket is refused unless the socket opts in, and
+//! then only a UNIX socket's peer of the router's own user (or root) may.
 
 mod conn;
+mod unixsock;
 
 use super::io_error_text;
 use click::element_any;
@@ -51,7 +54,9 @@ pub static SPEC: ClassSpec = ClassSpec {
     summary: "Opens control sockets for other programs.",
     description: "Lets other programs call the router's read and write handlers over a stream \
 socket. TYPE is `TCP` (listen on TCP port PORT) or `UNIX` (listen on the UNIX-domain socket \
-FILENAME, which is removed first and again at cleanup). A TCP PORT may end in `+` (`41930+`): \
+FILENAME, made with mode 0600 whatever the umask, and removed at cleanup; an existing FILENAME \
+is replaced only when it is a socket nobody listens on: any other file, a symbolic link or a \
+socket in use is an error and is left alone). A TCP PORT may end in `+` (`41930+`): \
 bind PORT or one of the next ten ports; PORT 0 takes any free port. The `port` handler \
 tells the port bound. `clickos run -p PORT` and `-u FILE` add a ControlSocket \
 named `click_driver@@ControlSocket` (then `...@1`, ...). A router with a ControlSocket keeps \
@@ -62,7 +67,17 @@ The protocol is Click's, version 1.3. On connecting, the server sends \
 space-separated words; replies are lines `CODE TEXT` ending in CRLF, with `CODE-TEXT` for all \
 but the last line of a multi-line reply. Handler names are `ELEMENT.HANDLER` (compound \
 elements by their full `a/b` path, or by 1-based element number), or a global handler name \
-(`version`, `list`, `classes`, `config`, `flatconfig`, `requirements`, `handlers`, `stop`, `timewarp`).\n\n\
+(`version`, `list`, `classes`, `config`, `flatconfig`, `requirements`, `handlers`, `stop`, `timewarp`; \
+`hotconfig` under `clickos run -R`).\n\n\
+Replacing the configuration. Under `clickos run -R` a write to the global `hotconfig` handler \
+installs a new configuration, which can then do anything the router's user can (a Script reads \
+and writes files). Over a ControlSocket that write is refused with 530, and a message saying \
+how to allow it, unless the socket has `RECONFIGURE true`, which needs TYPE UNIX; even then \
+only a client whose user (SO_PEERCRED) is the router's own user or root may write it. \
+`clickos run -R -u FILE --allow-socket-reconfigure` gives the `-u` sockets `RECONFIGURE true`. \
+A configuration that writes `hotconfig` itself (a Script) is not affected. Example: \
+`clickos run -R -u /run/click.sock --allow-socket-reconfigure conf.click`, then \
+`printf 'WRITE hotconfig Idle -> Discard;\\nQUIT\\n' | nc -U /run/click.sock`.\n\n\
 - `READ handler [params...]` (also `GET`): replies `200 Read handler 'H' OK`, then \
 `DATA N` and the N bytes of the value.\n\
 - `READDATA handler N`: as READ, with the N bytes after the line as parameter.\n\
@@ -72,7 +87,7 @@ terminator (default: an empty line) as parameter; trailing spaces are ignored.\n
 - `WRITEDATA handler N` (also `SETDATA`): writes the N bytes after the line.\n\
 - `WRITEUNTIL handler [terminator]`: writes the following lines up to terminator.\n\
 - `CHECKREAD handler`, `CHECKWRITE handler`: 200 if the handler exists and is readable \
-(writable), else 511 (530 for CHECKWRITE under READONLY).\n\
+(writable), else 511 (530 for CHECKWRITE under READONLY, and for `hotconfig` when refused).\n\
 - `LLRPC element#hexnumber [N]`: refused: 501 when the number is not a flat LLRPC, else 522 \
 (no element here implements LLRPCs).\n\
 - `QUIT` (also `CLOSE`): `200 Goodbye!`, then the server closes the connection.\n\
@@ -81,7 +96,7 @@ Reply codes: 200 OK; 220 OK with warnings (never sent here: no handler reports w
 `Not enough data`); 501 unimplemented command; 510 no such element; 511 no such handler; \
 520 write handler error; 521 data too large (a payload, a handler value, or the buffers of all \
 connections); 522 LLRPC error; 530 permission denied (write to a read-only handler, read of a \
-write-only one, READONLY); 590 read handler error.\n\n\
+write-only one, READONLY, `hotconfig` without RECONFIGURE); 590 read handler error.\n\n\
 Limits (Click has none), so that no client can cost the router more than a bounded share: \
 command lines up to 1 MiB (longer: 500 and the line is skipped); payloads up to 8 MiB (larger: \
 521 and the payload is skipped; an unterminated READUNTIL / WRITEUNTIL payload past 8 MiB gets \
@@ -100,6 +115,8 @@ Keyword arguments:\n\n\
 - `RETRIES` (integer): when the socket cannot be opened, retry once a second this many times \
 before stopping the router. Default 0 (fail at initialization).\n\
 - `RETRY_WARNINGS` (boolean): warn on every failed try, not only the last. Default true.\n\
+- `RECONFIGURE` (boolean): let clients of the router's own user (or root) write `hotconfig` \
+(see above). TYPE UNIX only. Default false.\n\
 - `IDLE_TIMEOUT` (time): close a connection whose client has sent nothing and read nothing \
 for this long (a handler that runs long does not count as idle time); 0: never. Default 300 \
 seconds: a person typing at `nc` has time to think, and clients that vanished without closing \
@@ -196,13 +213,15 @@ pub struct ControlSocket {
     localhost: bool,
     retries: i32,
     retry_warnings: bool,
+    /// RECONFIGURE: trusted peers may write `hotconfig`.
+    reconfigure: bool,
     /// IDLE_TIMEOUT (None: never).
     idle_timeout: Option<Duration>,
     listener: Option<Listener>,
     /// The bound TCP port.
     port: u16,
-    /// Whether this element created the UNIX socket file.
-    bound_path: bool,
+    /// The UNIX socket file this element made, (st_dev, st_ino).
+    bound_path: Option<(u64, u64)>,
     conns: Vec<Conn>,
     /// Output pending for the connections other than the one being
     /// served (for [`TOTAL_OUT`]).
@@ -253,13 +272,13 @@ impl ControlSocket {
                 self.listener = Some(Listener::Tcp(l));
             }
             Kind::Unix => {
-                let _ = std::fs::remove_file(&self.where_);
-                let l = UnixListener::bind(&self.where_)
-                    .map_err(|e| ("bind".to_string(), io_error_text(&e)))?;
-                l.set_nonblocking(true)
-                    .map_err(|e| ("fcntl".to_string(), io_error_text(&e)))?;
-                self.bound_path = true;
-                self.listener = Some(Listener::Unix(l));
+                let b = unixsock::bind(&self.where_)?;
+                if let Err(e) = b.listener.set_nonblocking(true) {
+                    unixsock::remove_if_ours(&self.where_, b.id);
+                    return Err(("fcntl".to_string(), io_error_text(&e)));
+                }
+                self.bound_path = Some(b.id);
+                self.listener = Some(Listener::Unix(b.listener));
             }
         }
         Ok(())
@@ -386,10 +405,14 @@ impl ControlSocket {
                     if nb.is_err() {
                         continue;
                     }
+                    let peer = match &s {
+                        Stream::Unix(u) => unixsock::peer_uid(u.as_raw_fd()),
+                        Stream::Tcp(_) => None,
+                    };
                     if self.conns.len() >= MAX_CONNS {
                         self.make_room(cx);
                     }
-                    let c = Conn::new(s);
+                    let c = Conn::new(s, peer);
                     if self.verbose {
                         match addr {
                             Some(a) => cx.error_line(&format!(
@@ -827,10 +850,55 @@ impl ControlSocket {
         }
     }
 
+    /// Why this client may not write `t`, when `t` is `hotconfig` (a new
+    /// configuration can do anything the router's user can): the socket
+    /// must have RECONFIGURE and the peer must be the router's user or
+    /// root.
+    fn reconfigure_refusal(&self, c: &Conn, t: &Target) -> Option<String> {
+        if !matches!(t, Target::Global(h) if h == "hotconfig") {
+            return None;
+        }
+        if !self.reconfigure {
+            return Some(
+                "replacing the configuration over a control socket is off; allow it on a \
+                 UNIX socket with ControlSocket(UNIX, FILE, RECONFIGURE true), or \
+                 'clickos run -R -u FILE --allow-socket-reconfigure'"
+                    .into(),
+            );
+        }
+        match c.peer_uid {
+            Some(uid) if unixsock::trusted(uid) => None,
+            Some(uid) => Some(format!(
+                "the client's uid {uid} is neither the router's user nor root"
+            )),
+            None => Some("the client's user is unknown".into()),
+        }
+    }
+
+    /// Refuses `hotconfig` when [`Self::reconfigure_refusal`] says so;
+    /// true when it did (an absent handler is left to the caller's 511).
+    fn refuse_reconfigure(&self, c: &mut Conn, full: &[u8], t: &Target, cx: &Ctx) -> bool {
+        let Some(why) = self.reconfigure_refusal(c, t) else {
+            return false;
+        };
+        if self.handler_flags(t, cx).is_none() {
+            return false;
+        }
+        c.message(
+            CSERR_PERMISSION,
+            &cat(&[b"Permission denied for '", full, b"': ", why.as_bytes()]),
+            false,
+        );
+        true
+    }
+
     fn write_command(&self, c: &mut Conn, full: &[u8], data: &[u8], cx: &Ctx) {
         let Some(t) = self.resolve(c, full, cx) else {
             return;
         };
+        if !self.read_only && self.refuse_reconfigure(c, full, &t, cx) {
+            return;
+        }
         if self.read_only || self.own(&t).is_some() {
             // Click checks that the handler exists and is writable first
             match self.handler_flags(&t, cx) {
@@ -926,6 +994,8 @@ impl ControlSocket {
                 &cat(&[b"Permission denied for '", full, b"'"]),
                 false,
             );
+        } else if write && ok && self.refuse_reconfigure(c, full, &t, cx) {
+            // refused, and said why
         } else if ok {
             let what: &[u8] = if write {
                 b"Write handler '"
@@ -1126,6 +1196,7 @@ impl Element for ControlSocket {
         let retries = a.read::<i32>("RETRIES")?.unwrap_or(0);
         let retry_warnings = a.read::<bool>("RETRY_WARNINGS")?.unwrap_or(true);
         let localhost = a.read::<bool>("LOCALHOST")?.unwrap_or(true);
+        let reconfigure = a.read::<bool>("RECONFIGURE")?.unwrap_or(false);
         let idle_timeout = match a.read::<Seconds>("IDLE_TIMEOUT")? {
             None => Some(Duration::from_secs(DEFAULT_IDLE_TIMEOUT)),
             Some(Seconds(ns)) if ns < 0 => return Err("IDLE_TIMEOUT must be 0 or more".into()),
@@ -1162,6 +1233,11 @@ impl Element for ControlSocket {
         if proxy.is_some() {
             return Err("PROXY is not supported (no kernel driver to proxy)".into());
         }
+        if reconfigure && kind != Kind::Unix {
+            return Err(
+                "RECONFIGURE needs TYPE UNIX (a TCP client's user cannot be checked)".into(),
+            );
+        }
         self.kind = kind;
         self.where_ = where_;
         self.read_only = read_only;
@@ -1169,6 +1245,7 @@ impl Element for ControlSocket {
         self.retries = retries;
         self.retry_warnings = retry_warnings;
         self.localhost = localhost;
+        self.reconfigure = reconfigure;
         self.idle_timeout = idle_timeout;
         Ok(())
     }
@@ -1259,9 +1336,9 @@ impl Element for ControlSocket {
         }
         self.conns.clear();
         self.listener = None;
-        if self.bound_path {
-            let _ = std::fs::remove_file(&self.where_);
-            self.bound_path = false;
+        if let Some(id) = self.bound_path.take() {
+            // only the socket this element made, not whatever took its name
+            unixsock::remove_if_ours(&self.where_, id);
         }
         if let Some(sel) = selector(cx) {
             sel.set(self.me, &[]);
