@@ -43,10 +43,14 @@ pub(super) const OUT_HIGH: usize = 4 << 20;
 /// with 521 instead of being copied into the connection's output.
 pub(super) const MAX_REPLY: usize = 8 << 20;
 /// Output all connections together may buffer: while it is used up, a
-/// connection with replies unread waits, and a reply that would pass it
-/// is answered with 521 (clients that do not read cannot pile up 128 ×
-/// 12 MiB of replies).
+/// connection with replies unread waits, and a reply larger than
+/// [`SMALL_REPLY`] that would pass it is answered with 521 (clients that
+/// do not read cannot pile up 128 × 12 MiB of replies).
 pub(super) const TOTAL_OUT: usize = 32 << 20;
+/// A handler value this small is sent even when [`TOTAL_OUT`] is used
+/// up, so that clients that do not read cannot starve the others of
+/// small replies (each connection adds at most one before it waits).
+pub(super) const SMALL_REPLY: usize = 64 << 10;
 /// Longest text of one reply line (a handler name echoed back, one line
 /// of an error), and longest error reply; the rest is cut.
 const MAX_MESSAGE: usize = 4 << 10;

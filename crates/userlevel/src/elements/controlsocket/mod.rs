@@ -104,7 +104,7 @@ command lines up to 1 MiB (longer: 500 and the line is skipped); payloads up to 
 (past it, the connection holding the most gets 521 and is closed); handler values in replies \
 up to 8 MiB (larger: 521 instead of the value); a client that does not read its replies stops \
 being served once 4 MiB are pending, or once replies pending for all connections together pass \
-32 MiB (a reply that would take them past it gets 521); reply lines are cut after 4 KiB \
+32 MiB (a value over 64 KiB that would take them past it gets 521); reply lines are cut after 4 KiB \
 (`...`) and error replies after 64 KiB (`(N more lines)`); 128 clients at once: one more \
 closes the longest-idle connection to make room.\n\n\
 Keyword arguments:\n\n\
@@ -827,21 +827,26 @@ impl ControlSocket {
                 ]),
                 false,
             ),
-            Ok(v) if self.others_out.get() + c.pending_out() + v.len() > TOTAL_OUT => c.message(
-                CSERR_DATA_TOO_BIG,
-                &cat(&[
-                    b"Read handler '",
-                    full,
-                    format!(
-                        "' value too large for now ({} bytes; replies waiting for all \
+            Ok(v)
+                if v.len() > SMALL_REPLY
+                    && self.others_out.get() + c.pending_out() + v.len() > TOTAL_OUT =>
+            {
+                c.message(
+                    CSERR_DATA_TOO_BIG,
+                    &cat(&[
+                        b"Read handler '",
+                        full,
+                        format!(
+                            "' value too large for now ({} bytes; replies waiting for all \
                          clients are near their {} MiB limit: try again)",
-                        v.len(),
-                        TOTAL_OUT >> 20
-                    )
-                    .as_bytes(),
-                ]),
-                false,
-            ),
+                            v.len(),
+                            TOTAL_OUT >> 20
+                        )
+                        .as_bytes(),
+                    ]),
+                    false,
+                );
+            }
             Ok(v) => {
                 c.message(CSERR_OK, &cat(&[b"Read handler '", full, b"' OK"]), false);
                 c.data(v.as_bytes());
