@@ -159,3 +159,23 @@ pub fn wait_fds(pfds: &mut [libc::pollfd], timeout: Option<Duration>) -> i32 {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wake_up_time_schedules_its_element_once() {
+        let s = Selector::default();
+        assert!(!s.has_fds());
+        s.wake_at(3, Some(Instant::now() + Duration::from_millis(20)));
+        s.wake_at(4, Some(Instant::now() + Duration::from_secs(3600)));
+        s.wake_at(4, None);
+        assert!(s.has_fds());
+        let mut got = Vec::new();
+        // no descriptors, no timeout: only the wake-up ends the wait
+        s.wait(None, &mut |e| got.push(e));
+        assert_eq!(got, vec![3]);
+        assert!(!s.has_fds(), "a wake-up is used once");
+    }
+}

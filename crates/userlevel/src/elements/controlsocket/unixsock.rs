@@ -104,9 +104,10 @@ fn bind_in(dir: &Path, target: &Path) -> Result<Bound, Failure> {
         undo();
         return Err(fail("chmod", &e));
     }
-    // SAFETY: as above; `st` is a valid out-parameter.
+    // SAFETY: all zeroes is a valid `stat` (plain integers).
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: as above.
+    // SAFETY: `dfd` is an open directory, `s` a NUL-terminated name and
+    // `st` a valid out-parameter.
     if unsafe {
         libc::fstatat(
             dfd.as_raw_fd(),
@@ -135,7 +136,7 @@ fn bind_in(dir: &Path, target: &Path) -> Result<Bound, Failure> {
     if rc != 0 && matches!(err.raw_os_error(), Some(libc::EINVAL | libc::ENOSYS)) {
         // a file system without RENAME_NOREPLACE: link(2) does not replace
         // either
-        // SAFETY: as above.
+        // SAFETY: `dfd` is an open directory; both names are NUL-terminated.
         rc = unsafe { libc::linkat(dfd.as_raw_fd(), s.as_ptr(), libc::AT_FDCWD, tc.as_ptr(), 0) };
         err = Error::last_os_error();
     }
@@ -200,7 +201,7 @@ fn clear_stale(path: &Path) -> Result<(), Failure> {
 /// nobody does.
 fn probe(path: &Path) -> Result<(), Error> {
     let bytes = path.as_os_str().as_bytes();
-    // SAFETY: a zeroed sockaddr_un is valid; the path fits (checked below).
+    // SAFETY: all zeroes is a valid `sockaddr_un` (plain integers).
     let mut sa: libc::sockaddr_un = unsafe { std::mem::zeroed() };
     if bytes.len() > SUN_PATH_MAX {
         return Err(Error::from_raw_os_error(libc::ENAMETOOLONG));
