@@ -333,9 +333,10 @@ impl ControlSocket {
         }
         sel.set(self.me, &self.fds);
         // wake up when the longest-idle connection times out
-        let wake = self
-            .idle_timeout
-            .and_then(|t| self.conns.iter().map(|c| c.last_active + t).min());
+        let wake = self.idle_timeout.and_then(|t| {
+            let deadlines = self.conns.iter();
+            deadlines.filter_map(|c| c.last_active.checked_add(t)).min()
+        });
         sel.wake_at(self.me, wake);
     }
 
