@@ -81,6 +81,7 @@ enum Opt {
     Port,
     UnixSocket,
     Reconfig,
+    SocketReconfig,
     Threads,
     ClickPath,
     Affinity,
@@ -91,6 +92,7 @@ enum Opt {
 const OPTIONS: &[(&str, Option<char>, Opt, u8)] = &[
     ("affinity", Some('a'), Opt::Affinity, 0),
     ("allow-reconfigure", Some('R'), Opt::Reconfig, 0),
+    ("allow-socket-reconfigure", None, Opt::SocketReconfig, 0),
     ("clickpath", Some('C'), Opt::ClickPath, 1),
     ("expression", Some('e'), Opt::Expr, 1),
     ("exit-handler", Some('x'), Opt::ExitHandler, 1),
@@ -136,7 +138,8 @@ Options:
   -p, --port PORT               Listen for control connections on TCP port
                                 PORT (on 127.0.0.1 only; see ControlSocket).
   -u, --unix-socket FILE        Listen for control connections on UNIX-domain
-                                socket FILE.
+                                socket FILE (made mode 0600; an existing FILE
+                                is replaced only if it is a stale socket).
       --simtime[=TIME]          Run in simulated time, starting at TIME
                                 (seconds since the epoch; default now).
   -j, --threads N               Start N threads. Elements that call each other
@@ -151,6 +154,12 @@ Options:
                                 one written, keeping state (queued packets,
                                 ARP tables, ControlSocket connections) of
                                 elements with the same names. One thread only.
+                                Control sockets refuse it (530) unless:
+      --allow-socket-reconfigure
+                                With -R: clients of this user (or root) may
+                                write 'hotconfig' over the -u sockets (mode
+                                0600). Never over TCP: a new configuration
+                                can read and write files as this user.
       --help                    Print this message and exit.
   -v, --version                 Print version number and exit.
 
@@ -374,6 +383,7 @@ pub fn parse_args(prog: &str, args: &[String]) -> Parsed {
             Some(Opt::Port) => o.ports.push(val.unwrap_or_default()),
             Some(Opt::UnixSocket) => o.unix_sockets.push(val.unwrap_or_default()),
             Some(Opt::Reconfig) => o.reconfigure = true,
+            Some(Opt::SocketReconfig) => o.socket_reconfigure = true,
         }
     }
     errors.extend(o.problems());

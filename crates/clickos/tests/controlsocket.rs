@@ -1015,7 +1015,8 @@ fn handlers_on_other_threads() {
     assert!(out.trim().parse::<u64>().is_ok(), "{out}");
 }
 
-/// `-R`: writing `hotconfig` replaces the running configuration; this very
+/// `-R` (and `--allow-socket-reconfigure` for `-u`): writing `hotconfig`
+/// replaces the running configuration; this very
 /// connection carries on with the new router, and elements of the same
 /// name keep their state (a Queue its packets, an ARPQuerier its table). A
 /// bad configuration is refused with Click's error code and the old one
@@ -1025,7 +1026,14 @@ fn hotconfig_replaces_the_configuration_and_keeps_state() {
     let old = "InfiniteSource(LIMIT 5, STOP false) -> q :: Queue(10) -> Idle; \
                Idle -> a :: ARPQuerier(10.0.0.1, 2:0:0:0:0:1) -> Discard; Idle -> [1]a; \
                s :: Switch(0); Idle -> s -> Discard; s[1] -> Discard;";
-    let (server, _port, mut c) = start_cfg(old, &["-R"]);
+    // (over a UNIX socket that allows it: tests/hardening.rs checks that
+    // TCP and sockets without the opt-in are refused)
+    let dir = tmpdir("cs-hotconfig");
+    let path = dir.join("ctl.sock");
+    let p = path.to_str().unwrap();
+    let args = ["-R", "-u", p, "--allow-socket-reconfigure", "-e", old];
+    let mut server = Server::start(&args);
+    let mut c = Client::unix(&path, &mut server);
     let t0 = Instant::now();
     while c.read("q.length") != "5" {
         assert!(

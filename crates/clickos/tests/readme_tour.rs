@@ -52,7 +52,7 @@ const EXPECT: &[(&str, &[&str])] = &[
         ],
     ),
     (
-        "WRITE hotconfig",
+        "--allow-socket-reconfigure",
         &[
             "200 Write handler 'hotconfig' OK\n",
             "200 Read handler 'q.length' OK\n",

@@ -36,12 +36,18 @@ pub fn parse_for_driver(
 }
 
 /// Adds the ControlSockets of `-p` and `-u`, named as click.cc names
-/// them (`click_driver@@ControlSocket`, then `...@1`, `...@2`, ...).
+/// them (`click_driver@@ControlSocket`, then `...@1`, `...@2`, ...); under
+/// `--allow-socket-reconfigure` the `-u` ones have `RECONFIGURE true`.
 fn add_control_sockets(flat: &mut click_lang::FlatConfig, o: &Options) {
+    let reconfigure = if o.socket_reconfigure {
+        ", RECONFIGURE true"
+    } else {
+        ""
+    };
     let configs = o.ports.iter().map(|p| format!("TCP, {p}")).chain(
         o.unix_sockets
             .iter()
-            .map(|f| format!("UNIX, {}", click_lang::args::quote(f))),
+            .map(|f| format!("UNIX, {}{reconfigure}", click_lang::args::quote(f))),
     );
     for (n, config) in configs.enumerate() {
         let name = if n == 0 {

@@ -38,6 +38,10 @@ pub struct Options {
     pub replicate: bool,
     /// `-R`: the `hotconfig` handler replaces the running configuration.
     pub reconfigure: bool,
+    /// `--allow-socket-reconfigure`: the `-u` ControlSockets take
+    /// `RECONFIGURE true`, so that clients of this user (or root) may
+    /// write `hotconfig` over them. Needs `reconfigure` and a `-u`.
+    pub socket_reconfigure: bool,
 }
 
 impl Default for Options {
@@ -57,6 +61,7 @@ impl Default for Options {
             affinity: false,
             replicate: false,
             reconfigure: false,
+            socket_reconfigure: false,
         }
     }
 }
@@ -74,6 +79,18 @@ impl Options {
         }
         if self.reconfigure && self.threads > 1 {
             errors.push("-R (hot reconfiguration) works with one thread only, not with -j".into());
+        }
+        if self.socket_reconfigure && !self.reconfigure {
+            errors.push(
+                "--allow-socket-reconfigure needs -R (there is no 'hotconfig' handler without it)"
+                    .into(),
+            );
+        }
+        if self.socket_reconfigure && self.unix_sockets.is_empty() {
+            errors.push(
+                "--allow-socket-reconfigure needs -u FILE (reconfiguration is allowed over UNIX sockets only)"
+                    .into(),
+            );
         }
         if self.replicate && self.threads < 2 {
             errors.push("--replicate needs -j N with N of 2 or more".into());

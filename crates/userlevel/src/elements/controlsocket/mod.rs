@@ -6,52 +6,36 @@
 //! the element's task when one is ready (or polls them about once a
 //! millisecond while the router is busy), and the task accepts clients,
 //! reads, runs commands through the router's handler path and writes
-//! replies. Every buffer is bounded, so a client can slow itself down but
-//! not the router.
+//! replies. Every buffer is bounded, per connection and for all of them
+//! together, so a client can slow itself down but not the router; an idle
+//! client makes room for a new one. Replacing the configuration
+//! (`hotconfig`) over a socket is refused unless the socket opts in, and
+//! then only a UNIX socket's peer of the router's own user (or root) may.
+
+mod conn;
+mod unixsock;
 
 use super::io_error_text;
 use click::element_any;
 use click::prelude::*;
 use click::router::HandlerError;
-use std::io::{ErrorKind, Read, Write};
-use std::net::{Ipv4Addr, Shutdown, SocketAddrV4, TcpListener, TcpStream};
+use click_lang::args::Seconds;
+use conn::*;
+use std::cell::Cell;
+use std::io::ErrorKind;
+use std::net::{Ipv4Addr, SocketAddrV4, TcpListener};
 use std::os::fd::{AsRawFd, RawFd};
-use std::os::unix::net::{UnixListener, UnixStream};
+use std::os::unix::net::UnixListener;
+use std::time::{Duration, Instant};
 
-/// The greeting's protocol version.
-const PROTOCOL_VERSION: &str = "1.3";
-
-// Click's CSERR_* reply codes (controlsocket.hh).
-const CSERR_OK: u16 = 200;
-#[allow(dead_code)] // no handler here reports warnings
-const CSERR_OK_HANDLER_WARNING: u16 = 220;
-const CSERR_SYNTAX: u16 = 500;
-const CSERR_UNIMPLEMENTED: u16 = 501;
-const CSERR_NO_SUCH_ELEMENT: u16 = 510;
-const CSERR_NO_SUCH_HANDLER: u16 = 511;
-const CSERR_HANDLER_ERROR: u16 = 520;
-const CSERR_DATA_TOO_BIG: u16 = 521;
-const CSERR_LLRPC_ERROR: u16 = 522;
-const CSERR_PERMISSION: u16 = 530;
-const CSERR_UNSPECIFIED: u16 = 590;
-
-/// Longest command line; longer ones get `500 Line too long` and are
-/// skipped up to their end.
-const MAX_LINE: usize = 1 << 20;
-/// Largest READDATA / WRITEDATA / WRITEUNTIL / LLRPC payload.
-const MAX_DATA: usize = 8 << 20;
-/// Unprocessed input a connection may buffer.
-const IN_CAP: usize = MAX_LINE + MAX_DATA + (64 << 10);
-/// Unsent output above which a connection's commands wait.
-const OUT_HIGH: usize = 4 << 20;
-/// Connections at once; more wait in the listen backlog.
+/// Connections at once; a new one past this closes the longest-idle one.
 const MAX_CONNS: usize = 128;
-/// Bytes read from one connection per task run.
-const READ_BUDGET: usize = 256 << 10;
 /// Commands run for one connection per task run.
 const CMD_BUDGET: usize = 64;
 /// Connections accepted per task run.
 const ACCEPT_BUDGET: usize = 16;
+/// IDLE_TIMEOUT's default, in seconds.
+const DEFAULT_IDLE_TIMEOUT: u64 = 300;
 
 const TIMER_RETRY: u32 = 0;
 const TIMER_ACCEPT: u32 = 1;
@@ -70,7 +54,9 @@ pub static SPEC: ClassSpec = ClassSpec {
     summary: "Opens control sockets for other programs.",
     description: "Lets other programs call the router's read and write handlers over a stream \
 socket. TYPE is `TCP` (listen on TCP port PORT) or `UNIX` (listen on the UNIX-domain socket \
-FILENAME, which is removed first and again at cleanup). A TCP PORT may end in `+` (`41930+`): \
+FILENAME, made with mode 0600 whatever the umask, and removed at cleanup; an existing FILENAME \
+is replaced only when it is a socket nobody listens on: any other file, a symbolic link or a \
+socket in use is an error and is left alone). A TCP PORT may end in `+` (`41930+`): \
 bind PORT or one of the next ten ports; PORT 0 takes any free port. The `port` handler \
 tells the port bound. `clickos run -p PORT` and `-u FILE` add a ControlSocket \
 named `click_driver@@ControlSocket` (then `...@1`, ...). A router with a ControlSocket keeps \
@@ -81,7 +67,17 @@ The protocol is Click's, version 1.3. On connecting, the server sends \
 space-separated words; replies are lines `CODE TEXT` ending in CRLF, with `CODE-TEXT` for all \
 but the last line of a multi-line reply. Handler names are `ELEMENT.HANDLER` (compound \
 elements by their full `a/b` path, or by 1-based element number), or a global handler name \
-(`version`, `list`, `classes`, `config`, `flatconfig`, `requirements`, `handlers`, `stop`, `timewarp`).\n\n\
+(`version`, `list`, `classes`, `config`, `flatconfig`, `requirements`, `handlers`, `stop`, `timewarp`; \
+`hotconfig` under `clickos run -R`).\n\n\
+Replacing the configuration. Under `clickos run -R` a write to the global `hotconfig` handler \
+installs a new configuration, which can then do anything the router's user can (a Script reads \
+and writes files). Over a ControlSocket that write is refused with 530, and a message saying \
+how to allow it, unless the socket has `RECONFIGURE true`, which needs TYPE UNIX; even then \
+only a client whose user (SO_PEERCRED) is the router's own user or root may write it. \
+`clickos run -R -u FILE --allow-socket-reconfigure` gives the `-u` sockets `RECONFIGURE true`. \
+A configuration that writes `hotconfig` itself (a Script) is not affected. Example: \
+`clickos run -R -u /run/click.sock --allow-socket-reconfigure conf.click`, then \
+`printf 'WRITE hotconfig Idle -> Discard;\\nQUIT\\n' | nc -U /run/click.sock`.\n\n\
 - `READ handler [params...]` (also `GET`): replies `200 Read handler 'H' OK`, then \
 `DATA N` and the N bytes of the value.\n\
 - `READDATA handler N`: as READ, with the N bytes after the line as parameter.\n\
@@ -91,19 +87,26 @@ terminator (default: an empty line) as parameter; trailing spaces are ignored.\n
 - `WRITEDATA handler N` (also `SETDATA`): writes the N bytes after the line.\n\
 - `WRITEUNTIL handler [terminator]`: writes the following lines up to terminator.\n\
 - `CHECKREAD handler`, `CHECKWRITE handler`: 200 if the handler exists and is readable \
-(writable), else 511 (530 for CHECKWRITE under READONLY).\n\
+(writable), else 511 (530 for CHECKWRITE under READONLY, and for `hotconfig` when refused).\n\
 - `LLRPC element#hexnumber [N]`: refused: 501 when the number is not a flat LLRPC, else 522 \
 (no element here implements LLRPCs).\n\
 - `QUIT` (also `CLOSE`): `200 Goodbye!`, then the server closes the connection.\n\
 - `HELP`: lists the commands.\n\n\
 Reply codes: 200 OK; 220 OK with warnings (never sent here: no handler reports warnings); 500 syntax error (also `Line too long`, \
 `Not enough data`); 501 unimplemented command; 510 no such element; 511 no such handler; \
-520 write handler error; 521 data too large; 522 LLRPC error; 530 permission denied (write to \
-a read-only handler, read of a write-only one, READONLY); 590 read handler error.\n\n\
-Limits (Click has none): command lines up to 1 MiB (longer: 500 and the line is skipped), \
-payloads up to 8 MiB (larger: 521 and the payload is skipped; an unterminated READUNTIL / \
-WRITEUNTIL payload past 8 MiB gets 521 and the connection is closed), 128 clients at once; a client \
-that does not read its replies stops being served once 4 MiB are pending.\n\n\
+520 write handler error; 521 data too large (a payload, a handler value, or the buffers of all \
+connections); 522 LLRPC error; 530 permission denied (write to a read-only handler, read of a \
+write-only one, READONLY, `hotconfig` without RECONFIGURE); 590 read handler error.\n\n\
+Limits (Click has none), so that no client can cost the router more than a bounded share: \
+command lines up to 1 MiB (longer: 500 and the line is skipped); payloads up to 8 MiB (larger: \
+521 and the payload is skipped; an unterminated READUNTIL / WRITEUNTIL payload past 8 MiB gets \
+521 and the connection is closed); input buffered by all connections together up to 32 MiB \
+(past it, the connection holding the most gets 521 and is closed); handler values in replies \
+up to 8 MiB (larger: 521 instead of the value); a client that does not read its replies stops \
+being served once 4 MiB are pending, or once replies pending for all connections together pass \
+32 MiB (a value over 64 KiB that would take them past it gets 521); reply lines are cut after 4 KiB \
+(`...`) and error replies after 64 KiB (`(N more lines)`); 128 clients at once: one more \
+closes the longest-idle connection to make room.\n\n\
 Keyword arguments:\n\n\
 - `READONLY` (boolean): refuse write handlers (530). Default false.\n\
 - `LOCALHOST` (boolean): a TCP socket listens on 127.0.0.1 only. Default **true** here \
@@ -112,6 +115,13 @@ Keyword arguments:\n\n\
 - `RETRIES` (integer): when the socket cannot be opened, retry once a second this many times \
 before stopping the router. Default 0 (fail at initialization).\n\
 - `RETRY_WARNINGS` (boolean): warn on every failed try, not only the last. Default true.\n\
+- `RECONFIGURE` (boolean): let clients of the router's own user (or root) write `hotconfig` \
+(see above). TYPE UNIX only. Default false.\n\
+- `IDLE_TIMEOUT` (time): close a connection whose client has sent nothing and read nothing \
+for this long (a handler that runs long does not count as idle time); 0: never. Default 300 \
+seconds: a person typing at `nc` has time to think, and clients that vanished without closing \
+(a TCP peer gone) do not linger; a new client never waits for it, since at the limit the \
+longest-idle connection makes room.\n\
 - `PROXY`: not supported (there is no kernel driver to proxy); an error.",
     ports: "none",
     handlers: &[
@@ -141,276 +151,6 @@ enum Kind {
 enum Listener {
     Tcp(TcpListener),
     Unix(UnixListener),
-}
-
-enum Stream {
-    Tcp(TcpStream),
-    Unix(UnixStream),
-}
-
-impl Stream {
-    fn read(&mut self, b: &mut [u8]) -> std::io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => s.read(b),
-            Stream::Unix(s) => s.read(b),
-        }
-    }
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => s.write(b),
-            Stream::Unix(s) => s.write(b),
-        }
-    }
-    fn fd(&self) -> RawFd {
-        match self {
-            Stream::Tcp(s) => s.as_raw_fd(),
-            Stream::Unix(s) => s.as_raw_fd(),
-        }
-    }
-    fn shutdown_write(&self) {
-        let _ = match self {
-            Stream::Tcp(s) => s.shutdown(Shutdown::Write),
-            Stream::Unix(s) => s.shutdown(Shutdown::Write),
-        };
-    }
-}
-
-/// Input to throw away before the next command.
-enum Skip {
-    No,
-    /// The rest of an over-long line.
-    Line,
-    /// A refused payload.
-    Bytes(u64),
-}
-
-struct Conn {
-    s: Stream,
-    fd: RawFd,
-    inbuf: Vec<u8>,
-    /// Start of unprocessed input.
-    inpos: usize,
-    /// Where the search for a line end resumes.
-    scan: usize,
-    out: Vec<u8>,
-    outpos: usize,
-    in_closed: bool,
-    out_closed: bool,
-    skip: Skip,
-}
-
-/// What running one command did.
-enum Flow {
-    Done,
-    /// The command needs input that has not arrived yet.
-    Wait,
-}
-
-impl Conn {
-    fn new(s: Stream) -> Conn {
-        let fd = s.fd();
-        let mut c = Conn {
-            s,
-            fd,
-            inbuf: Vec::new(),
-            inpos: 0,
-            scan: 0,
-            out: Vec::new(),
-            outpos: 0,
-            in_closed: false,
-            out_closed: false,
-            skip: Skip::No,
-        };
-        c.out
-            .extend_from_slice(format!("Click::ControlSocket/{PROTOCOL_VERSION}\r\n").as_bytes());
-        c
-    }
-
-    fn pending_out(&self) -> usize {
-        self.out.len() - self.outpos
-    }
-
-    fn unprocessed(&self) -> usize {
-        self.inbuf.len() - self.inpos
-    }
-
-    /// One reply line; the text is made printable as Click's
-    /// `String::printable` does.
-    fn message(&mut self, code: u16, text: &[u8], more: bool) {
-        if self.out_closed {
-            return;
-        }
-        let _ = write!(self.out, "{}{}", code, if more { '-' } else { ' ' });
-        printable_into(text, &mut self.out);
-        self.out.extend_from_slice(b"\r\n");
-    }
-
-    /// A reply headed by `head` followed by handler error lines (Click's
-    /// `transfer_messages`).
-    fn messages(&mut self, code: u16, head: &[u8], lines: &[&str]) {
-        if lines.is_empty() {
-            self.message(code, head, false);
-            return;
-        }
-        let mut h = head.to_vec();
-        h.push(b':');
-        self.message(code, &h, true);
-        for (i, l) in lines.iter().enumerate() {
-            self.message(code, l.as_bytes(), i + 1 < lines.len());
-        }
-    }
-
-    fn data(&mut self, d: &[u8]) {
-        if self.out_closed {
-            return;
-        }
-        let _ = write!(self.out, "DATA {}\r\n", d.len());
-        self.out.extend_from_slice(d);
-    }
-
-    /// Reads what the socket has, within budget; notes EOF and errors.
-    fn fill(&mut self) {
-        let mut got = 0;
-        while !self.in_closed && got < READ_BUDGET && self.unprocessed() < IN_CAP {
-            let old = self.inbuf.len();
-            let want = (64 << 10).min(IN_CAP - self.unprocessed());
-            self.inbuf.resize(old + want, 0);
-            let r = self.s.read(&mut self.inbuf[old..]);
-            let n = match r {
-                Ok(n) => n,
-                Err(_) => 0,
-            };
-            self.inbuf.truncate(old + n);
-            match r {
-                Ok(0) => self.in_closed = true,
-                Ok(n) => got += n,
-                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(_) => {
-                    // reset or worse: nothing more can be said either
-                    self.in_closed = true;
-                    self.out_closed = true;
-                }
-            }
-            if n < want {
-                break;
-            }
-        }
-    }
-
-    /// Writes pending output until the socket would block.
-    fn flush(&mut self) {
-        while !self.out_closed && self.outpos < self.out.len() {
-            match self.s.write(&self.out[self.outpos..]) {
-                Ok(0) => self.out_closed = true,
-                Ok(n) => self.outpos += n,
-                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(_) => self.out_closed = true,
-            }
-        }
-        if self.outpos == self.out.len() || self.out_closed {
-            self.out.clear();
-            self.outpos = 0;
-        } else if self.outpos > (64 << 10) {
-            self.out.drain(..self.outpos);
-            self.outpos = 0;
-        }
-    }
-
-    /// Drops consumed input.
-    fn compact(&mut self) {
-        if self.inpos == self.inbuf.len() {
-            self.inbuf.clear();
-            self.inpos = 0;
-            self.scan = 0;
-        } else if self.inpos > (64 << 10) {
-            self.inbuf.drain(..self.inpos);
-            self.scan -= self.inpos;
-            self.inpos = 0;
-        }
-        if self.inbuf.capacity() > (256 << 10) && self.inbuf.len() < (16 << 10) {
-            self.inbuf.shrink_to(16 << 10);
-        }
-        if self.out.capacity() > (256 << 10) && self.out.len() < (16 << 10) {
-            self.out.shrink_to(16 << 10);
-        }
-    }
-
-    /// Throws away skipped input; false while more must be skipped.
-    fn do_skip(&mut self) -> bool {
-        match self.skip {
-            Skip::No => true,
-            Skip::Bytes(n) => {
-                let take = (self.unprocessed() as u64).min(n);
-                self.inpos += take as usize;
-                self.scan = self.inpos;
-                if take == n {
-                    self.skip = Skip::No;
-                    true
-                } else {
-                    self.skip = Skip::Bytes(n - take);
-                    false
-                }
-            }
-            Skip::Line => {
-                let rest = &self.inbuf[self.inpos..];
-                match rest.iter().position(|&c| c == b'\r' || c == b'\n') {
-                    Some(e) => {
-                        let mut end = self.inpos + e + 1;
-                        if rest[e] == b'\r' && rest.get(e + 1) == Some(&b'\n') {
-                            end += 1;
-                        }
-                        self.inpos = end;
-                        self.scan = end;
-                        self.skip = Skip::No;
-                        true
-                    }
-                    None => {
-                        self.inpos = self.inbuf.len();
-                        self.scan = self.inpos;
-                        false
-                    }
-                }
-            }
-        }
-    }
-
-    /// Takes `n` payload bytes after the command line, or says to wait.
-    fn take(&mut self, n: usize) -> Result<Vec<u8>, Flow> {
-        if self.unprocessed() >= n {
-            let d = self.inbuf[self.inpos..self.inpos + n].to_vec();
-            self.inpos += n;
-            self.scan = self.inpos;
-            Ok(d)
-        } else if self.in_closed {
-            self.message(CSERR_SYNTAX, b"Not enough data", false);
-            self.inpos = self.inbuf.len();
-            self.scan = self.inpos;
-            Err(Flow::Done)
-        } else {
-            Err(Flow::Wait)
-        }
-    }
-
-    fn done(&self) -> bool {
-        self.out_closed || (self.in_closed && self.unprocessed() == 0 && self.pending_out() == 0)
-    }
-}
-
-/// Click's `String::printable`: control characters as `^X`, DEL as `^?`,
-/// bytes above 127 as `\ooo`.
-fn printable_into(s: &[u8], out: &mut Vec<u8>) {
-    for &c in s {
-        match c {
-            32..=126 => out.push(c),
-            0..=31 => out.extend_from_slice(&[b'^', c + 64]),
-            127 => out.extend_from_slice(b"^?"),
-            _ => {
-                let _ = write!(out, "\\{:03o}", c);
-            }
-        }
-    }
 }
 
 fn cat(parts: &[&[u8]]) -> Vec<u8> {
@@ -473,12 +213,19 @@ pub struct ControlSocket {
     localhost: bool,
     retries: i32,
     retry_warnings: bool,
+    /// RECONFIGURE: trusted peers may write `hotconfig`.
+    reconfigure: bool,
+    /// IDLE_TIMEOUT (None: never).
+    idle_timeout: Option<Duration>,
     listener: Option<Listener>,
     /// The bound TCP port.
     port: u16,
-    /// Whether this element created the UNIX socket file.
-    bound_path: bool,
+    /// The UNIX socket file this element made, (st_dev, st_ino).
+    bound_path: Option<(u64, u64)>,
     conns: Vec<Conn>,
+    /// Output pending for the connections other than the one being
+    /// served (for [`TOTAL_OUT`]).
+    others_out: Cell<usize>,
     accept_paused: bool,
     name: String,
     me: usize,
@@ -486,7 +233,7 @@ pub struct ControlSocket {
     fds: Vec<(RawFd, libc::c_short)>,
     /// A `hotconfig` write succeeded: the rest of the input waits for the
     /// new router's ControlSocket, which takes the connections over.
-    swap_pending: std::cell::Cell<bool>,
+    swap_pending: Cell<bool>,
 }
 
 use crate::selector::selector;
@@ -525,13 +272,13 @@ impl ControlSocket {
                 self.listener = Some(Listener::Tcp(l));
             }
             Kind::Unix => {
-                let _ = std::fs::remove_file(&self.where_);
-                let l = UnixListener::bind(&self.where_)
-                    .map_err(|e| ("bind".to_string(), io_error_text(&e)))?;
-                l.set_nonblocking(true)
-                    .map_err(|e| ("fcntl".to_string(), io_error_text(&e)))?;
-                self.bound_path = true;
-                self.listener = Some(Listener::Unix(l));
+                let b = unixsock::bind(&self.where_)?;
+                if let Err(e) = b.listener.set_nonblocking(true) {
+                    unixsock::remove_if_ours(&self.where_, b.id);
+                    return Err(("fcntl".to_string(), io_error_text(&e)));
+                }
+                self.bound_path = Some(b.id);
+                self.listener = Some(Listener::Unix(b.listener));
             }
         }
         Ok(())
@@ -565,7 +312,8 @@ impl ControlSocket {
         };
         self.fds.clear();
         if let Some(l) = &self.listener {
-            if !self.accept_paused && self.conns.len() < MAX_CONNS {
+            // (at MAX_CONNS too: a new client closes the longest-idle one)
+            if !self.accept_paused {
                 let fd = match l {
                     Listener::Tcp(l) => l.as_raw_fd(),
                     Listener::Unix(l) => l.as_raw_fd(),
@@ -584,16 +332,64 @@ impl ControlSocket {
             self.fds.push((c.fd, ev));
         }
         sel.set(self.me, &self.fds);
+        // wake up when the longest-idle connection times out
+        let wake = self.idle_timeout.and_then(|t| {
+            let deadlines = self.conns.iter();
+            deadlines.filter_map(|c| c.last_active.checked_add(t)).min()
+        });
+        sel.wake_at(self.me, wake);
+    }
+
+    /// Closes connections idle for IDLE_TIMEOUT.
+    fn expire_idle(&mut self, cx: &Ctx) {
+        let Some(t) = self.idle_timeout else {
+            return;
+        };
+        let now = Instant::now();
+        let verbose = self.verbose;
+        self.conns.retain(|c| {
+            let idle = now.saturating_duration_since(c.last_active) >= t;
+            if idle && verbose {
+                cx.error_line(&format!(
+                    "{}: closed idle connection {}",
+                    cx.declaration(),
+                    c.fd
+                ));
+            }
+            !idle
+        });
+    }
+
+    /// At MAX_CONNS, closes the connection idle longest to make room for
+    /// a new client: a client that holds a connection without using it
+    /// cannot lock out one that would.
+    fn make_room(&mut self, cx: &Ctx) {
+        let Some((i, _)) = self
+            .conns
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, c)| c.last_active)
+        else {
+            return;
+        };
+        let c = self.conns.remove(i);
+        if self.verbose {
+            cx.error_line(&format!(
+                "{}: closed connection {} (idle longest, making room)",
+                cx.declaration(),
+                c.fd
+            ));
+        }
     }
 
     fn accept(&mut self, cx: &Ctx) {
-        let Some(l) = &self.listener else {
-            return;
-        };
         for _ in 0..ACCEPT_BUDGET {
-            if self.accept_paused || self.conns.len() >= MAX_CONNS {
+            if self.accept_paused {
                 return;
             }
+            let Some(l) = &self.listener else {
+                return;
+            };
             let r = match l {
                 Listener::Tcp(l) => l.accept().map(|(s, a)| {
                     let _ = s.set_nodelay(true);
@@ -610,7 +406,14 @@ impl ControlSocket {
                     if nb.is_err() {
                         continue;
                     }
-                    let c = Conn::new(s);
+                    let peer = match &s {
+                        Stream::Unix(u) => unixsock::peer_uid(u.as_raw_fd()),
+                        Stream::Tcp(_) => None,
+                    };
+                    if self.conns.len() >= MAX_CONNS {
+                        self.make_room(cx);
+                    }
+                    let c = Conn::new(s, peer);
                     if self.verbose {
                         match addr {
                             Some(a) => cx.error_line(&format!(
@@ -662,14 +465,30 @@ impl ControlSocket {
             if c.out_closed || c.pending_out() > OUT_HIGH {
                 return false;
             }
+            // replies unread while all connections' output is over budget:
+            // wait for this client to read (one that has read everything
+            // is still served)
+            if c.pending_out() > 0 && self.others_out.get() + c.pending_out() > TOTAL_OUT {
+                return false;
+            }
+            if n >= CMD_BUDGET {
+                return true;
+            }
+            if let Some(p) = c.pending.take() {
+                match self.run_pending(c, p, cx) {
+                    Flow::Done => {
+                        n += 1;
+                        c.last_active = Instant::now();
+                        continue;
+                    }
+                    Flow::Wait => return false,
+                }
+            }
             if !c.do_skip() {
                 return false;
             }
             if c.unprocessed() == 0 {
                 return false;
-            }
-            if n >= CMD_BUDGET {
-                return true;
             }
             let start = c.inpos;
             let found = c.inbuf[c.scan..]
@@ -706,14 +525,50 @@ impl ControlSocket {
             c.inpos = next;
             c.scan = next;
             match self.command(c, &line, cx) {
-                Flow::Done => n += 1,
-                Flow::Wait => {
-                    c.inpos = start;
-                    c.scan = start;
-                    return false;
+                Flow::Done => {
+                    n += 1;
+                    c.last_active = Instant::now();
                 }
+                // its payload has not all arrived: c.pending resumes it
+                Flow::Wait => return false,
             }
         }
+    }
+
+    /// Runs a command with a payload now, or once its payload has arrived.
+    fn with_payload(
+        &self,
+        c: &mut Conn,
+        cmd: Vec<u8>,
+        name: &[u8],
+        payload: Payload,
+        cx: &Ctx,
+    ) -> Flow {
+        let p = Pending {
+            cmd,
+            name: name.to_vec(),
+            payload,
+        };
+        self.run_pending(c, p, cx)
+    }
+
+    /// Runs a command whose payload was awaited, or puts it back to wait
+    /// for more input.
+    fn run_pending(&self, c: &mut Conn, p: Pending, cx: &Ctx) -> Flow {
+        let data = match c.payload(&p.payload) {
+            Ok(d) => d,
+            Err(Flow::Wait) => {
+                c.pending = Some(p);
+                return Flow::Wait;
+            }
+            Err(Flow::Done) => return Flow::Done,
+        };
+        match p.cmd.as_slice() {
+            b"LLRPC" => self.llrpc_command(c, &p.name, &data, cx),
+            cmd if cmd[0] == b'R' => self.read_command(c, &p.name, &data, cx),
+            _ => self.write_command(c, &p.name, &data, cx),
+        }
+        Flow::Done
     }
 
     /// Click's `parse_command`.
@@ -769,31 +624,15 @@ impl ControlSocket {
                     c.skip = Skip::Bytes(n as u64);
                     return Flow::Done;
                 }
-                let data = match c.take(n) {
-                    Ok(d) => d,
-                    Err(f) => return f,
-                };
-                if read {
-                    self.read_command(c, word(1), &data, cx);
-                } else {
-                    self.write_command(c, word(1), &data, cx);
-                }
+                return self.with_payload(c, cmd.clone(), word(1), Payload::Bytes(n), cx);
             }
             b"READUNTIL" | b"WRITEUNTIL" => {
                 if w.len() < 2 {
                     c.message(CSERR_SYNTAX, b"Wrong number of arguments", false);
                     return Flow::Done;
                 }
-                let until = rest();
-                let data = match until_data(c, &until) {
-                    Ok(d) => d,
-                    Err(f) => return f,
-                };
-                if cmd[0] == b'R' {
-                    self.read_command(c, word(1), &data, cx);
-                } else {
-                    self.write_command(c, word(1), &data, cx);
-                }
+                let until = Payload::Until(rest());
+                return self.with_payload(c, cmd.clone(), word(1), until, cx);
             }
             b"CHECKREAD" | b"CHECKWRITE" => {
                 if w.len() != 2 {
@@ -826,11 +665,7 @@ impl ControlSocket {
                     c.skip = Skip::Bytes(n as u64);
                     return Flow::Done;
                 }
-                let data = match c.take(n) {
-                    Ok(d) => d,
-                    Err(f) => return f,
-                };
-                self.llrpc_command(c, word(1), &data, cx);
+                return self.with_payload(c, cmd.clone(), word(1), Payload::Bytes(n), cx);
             }
             b"CLOSE" | b"QUIT" => {
                 if w.len() != 1 {
@@ -979,6 +814,40 @@ impl ControlSocket {
             }
         };
         match r {
+            Ok(v) if v.len() > MAX_REPLY => c.message(
+                CSERR_DATA_TOO_BIG,
+                &cat(&[
+                    b"Read handler '",
+                    full,
+                    format!(
+                        "' value too large ({} bytes; a reply carries at most {} MiB)",
+                        v.len(),
+                        MAX_REPLY >> 20
+                    )
+                    .as_bytes(),
+                ]),
+                false,
+            ),
+            Ok(v)
+                if v.len() > SMALL_REPLY
+                    && self.others_out.get() + c.pending_out() + v.len() > TOTAL_OUT =>
+            {
+                c.message(
+                    CSERR_DATA_TOO_BIG,
+                    &cat(&[
+                        b"Read handler '",
+                        full,
+                        format!(
+                            "' value too large for now ({} bytes; replies waiting for all \
+                         clients are near their {} MiB limit: try again)",
+                            v.len(),
+                            TOTAL_OUT >> 20
+                        )
+                        .as_bytes(),
+                    ]),
+                    false,
+                );
+            }
             Ok(v) => {
                 c.message(CSERR_OK, &cat(&[b"Read handler '", full, b"' OK"]), false);
                 c.data(v.as_bytes());
@@ -987,10 +856,55 @@ impl ControlSocket {
         }
     }
 
+    /// Why this client may not write `t`, when `t` is `hotconfig` (a new
+    /// configuration can do anything the router's user can): the socket
+    /// must have RECONFIGURE and the peer must be the router's user or
+    /// root.
+    fn reconfigure_refusal(&self, c: &Conn, t: &Target) -> Option<String> {
+        if !matches!(t, Target::Global(h) if h == "hotconfig") {
+            return None;
+        }
+        if !self.reconfigure {
+            return Some(
+                "replacing the configuration over a control socket is off; allow it on a \
+                 UNIX socket with ControlSocket(UNIX, FILE, RECONFIGURE true), or \
+                 'clickos run -R -u FILE --allow-socket-reconfigure'"
+                    .into(),
+            );
+        }
+        match c.peer_uid {
+            Some(uid) if unixsock::trusted(uid) => None,
+            Some(uid) => Some(format!(
+                "the client's uid {uid} is neither the router's user nor root"
+            )),
+            None => Some("the client's user is unknown".into()),
+        }
+    }
+
+    /// Refuses `hotconfig` when [`Self::reconfigure_refusal`] says so;
+    /// true when it did (an absent handler is left to the caller's 511).
+    fn refuse_reconfigure(&self, c: &mut Conn, full: &[u8], t: &Target, cx: &Ctx) -> bool {
+        let Some(why) = self.reconfigure_refusal(c, t) else {
+            return false;
+        };
+        if self.handler_flags(t, cx).is_none() {
+            return false;
+        }
+        c.message(
+            CSERR_PERMISSION,
+            &cat(&[b"Permission denied for '", full, b"': ", why.as_bytes()]),
+            false,
+        );
+        true
+    }
+
     fn write_command(&self, c: &mut Conn, full: &[u8], data: &[u8], cx: &Ctx) {
         let Some(t) = self.resolve(c, full, cx) else {
             return;
         };
+        if !self.read_only && self.refuse_reconfigure(c, full, &t, cx) {
+            return;
+        }
         if self.read_only || self.own(&t).is_some() {
             // Click checks that the handler exists and is writable first
             match self.handler_flags(&t, cx) {
@@ -1086,6 +1000,8 @@ impl ControlSocket {
                 &cat(&[b"Permission denied for '", full, b"'"]),
                 false,
             );
+        } else if write && ok && self.refuse_reconfigure(c, full, &t, cx) {
+            // refused, and said why
         } else if ok {
             let what: &[u8] = if write {
                 b"Write handler '"
@@ -1176,16 +1092,37 @@ impl ControlSocket {
 
     /// Services every connection; true when some have commands left.
     fn service(&mut self, cx: &Ctx) -> bool {
+        self.expire_idle(cx);
         self.accept(cx);
         let mut more = false;
         let mut conns = std::mem::take(&mut self.conns);
-        for c in conns.iter_mut() {
+        // what the other connections hold, in and out
+        let mut total_in: usize = conns.iter().map(|c| c.inbuf.len()).sum();
+        let mut total_out: usize = conns.iter().map(|c| c.pending_out()).sum();
+        for i in 0..conns.len() {
+            total_in -= conns[i].inbuf.len();
+            total_out -= conns[i].pending_out();
+            let c = &mut conns[i];
             if !c.in_closed && c.pending_out() <= OUT_HIGH {
                 c.fill();
             }
+            while total_in + conns[i].inbuf.len() > TOTAL_IN {
+                let (j, freed, said) = Self::hang_up_largest(&mut conns, cx, self.verbose);
+                if j != i {
+                    total_in -= freed;
+                    total_out += said;
+                }
+                if freed == 0 {
+                    break;
+                }
+            }
+            let c = &mut conns[i];
+            self.others_out.set(total_out);
             more |= self.process(c, cx);
             c.flush();
             c.compact();
+            total_in += c.inbuf.len();
+            total_out += c.pending_out();
         }
         conns.retain(|c| {
             let done = c.done();
@@ -1206,50 +1143,38 @@ impl ControlSocket {
     }
 }
 
-/// The payload of READUNTIL / WRITEUNTIL: the lines after the command up
-/// to one equal to `until` (trailing whitespace ignored on both).
-fn until_data(c: &mut Conn, until: &[u8]) -> Result<Vec<u8>, Flow> {
-    let until = until.trim_ascii_end();
-    let buf = &c.inbuf;
-    let mut s = c.inpos;
-    loop {
-        let begin = s;
-        let mut end = s;
-        while s < buf.len() && buf[s] != b'\n' && buf[s] != b'\r' {
-            if !buf[s].is_ascii_whitespace() {
-                end = s + 1;
-            }
-            s += 1;
+impl ControlSocket {
+    /// All connections together hold more input than [`TOTAL_IN`]: the
+    /// one holding the most gets 521 and is closed (its client cannot be
+    /// resynchronised mid-payload). Returns its index, the input bytes
+    /// freed and the output bytes added.
+    fn hang_up_largest(conns: &mut [Conn], cx: &Ctx, verbose: bool) -> (usize, usize, usize) {
+        let j = (0..conns.len())
+            .max_by_key(|&k| conns[k].inbuf.len())
+            .unwrap_or(0);
+        let c = &mut conns[j];
+        let freed = c.inbuf.len();
+        let out_before = c.pending_out();
+        c.message(
+            CSERR_DATA_TOO_BIG,
+            format!(
+                "Data too large (input waiting from all clients passed {} MiB; \
+                 this connection held the most, {} bytes)",
+                TOTAL_IN >> 20,
+                c.unprocessed()
+            )
+            .as_bytes(),
+            false,
+        );
+        if verbose {
+            cx.error_line(&format!(
+                "{}: connection {}: input over budget, closing",
+                cx.declaration(),
+                c.fd
+            ));
         }
-        if s == buf.len() {
-            break;
-        }
-        if buf[s] == b'\r' && buf.get(s + 1) == Some(&b'\n') {
-            s += 2;
-        } else {
-            s += 1;
-        }
-        if &buf[begin..end] == until {
-            let d = buf[c.inpos..begin].to_vec();
-            c.inpos = s;
-            c.scan = s;
-            return Ok(d);
-        }
-    }
-    if c.in_closed {
-        c.message(CSERR_SYNTAX, b"Not enough data", false);
-        c.inpos = c.inbuf.len();
-        c.scan = c.inpos;
-        Err(Flow::Done)
-    } else if c.unprocessed() > MAX_DATA {
-        // cannot resynchronise: refuse and hang up
-        c.message(CSERR_DATA_TOO_BIG, b"Data too large", false);
-        c.in_closed = true;
-        c.inpos = c.inbuf.len();
-        c.scan = c.inpos;
-        Err(Flow::Done)
-    } else {
-        Err(Flow::Wait)
+        c.hang_up();
+        (j, freed, c.pending_out() - out_before)
     }
 }
 
@@ -1277,6 +1202,13 @@ impl Element for ControlSocket {
         let retries = a.read::<i32>("RETRIES")?.unwrap_or(0);
         let retry_warnings = a.read::<bool>("RETRY_WARNINGS")?.unwrap_or(true);
         let localhost = a.read::<bool>("LOCALHOST")?.unwrap_or(true);
+        let reconfigure = a.read::<bool>("RECONFIGURE")?.unwrap_or(false);
+        let idle_timeout = match a.read::<Seconds>("IDLE_TIMEOUT")? {
+            None => Some(Duration::from_secs(DEFAULT_IDLE_TIMEOUT)),
+            Some(Seconds(ns)) if ns < 0 => return Err("IDLE_TIMEOUT must be 0 or more".into()),
+            Some(Seconds(0)) => None,
+            Some(Seconds(ns)) => Some(Duration::from_nanos(ns as u64)),
+        };
         let (kind, where_) = match ty.to_ascii_uppercase().as_str() {
             "TCP" => {
                 let p: String = a.read_mp("PORT")?;
@@ -1307,6 +1239,11 @@ impl Element for ControlSocket {
         if proxy.is_some() {
             return Err("PROXY is not supported (no kernel driver to proxy)".into());
         }
+        if reconfigure && kind != Kind::Unix {
+            return Err(
+                "RECONFIGURE needs TYPE UNIX (a TCP client's user cannot be checked)".into(),
+            );
+        }
         self.kind = kind;
         self.where_ = where_;
         self.read_only = read_only;
@@ -1314,6 +1251,8 @@ impl Element for ControlSocket {
         self.retries = retries;
         self.retry_warnings = retry_warnings;
         self.localhost = localhost;
+        self.reconfigure = reconfigure;
+        self.idle_timeout = idle_timeout;
         Ok(())
     }
 
@@ -1403,12 +1342,13 @@ impl Element for ControlSocket {
         }
         self.conns.clear();
         self.listener = None;
-        if self.bound_path {
-            let _ = std::fs::remove_file(&self.where_);
-            self.bound_path = false;
+        if let Some(id) = self.bound_path.take() {
+            // only the socket this element made, not whatever took its name
+            unixsock::remove_if_ours(&self.where_, id);
         }
         if let Some(sel) = selector(cx) {
             sel.set(self.me, &[]);
+            sel.wake_at(self.me, None);
             sel.hold(self.me, false);
         }
     }
