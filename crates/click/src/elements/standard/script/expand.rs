@@ -154,9 +154,8 @@ impl Script {
             }
             i += 1;
         }
-        if out.is_empty() {
-            return s.to_string();
-        }
+        // (an expansion may be empty: `return $(kill ...)` returns "", not
+        // the text it started from)
         out.push_str(&s[unint.min(end)..]);
         out
     }

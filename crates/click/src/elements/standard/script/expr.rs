@@ -1,7 +1,7 @@
 //! The Script's own read handlers, which its expressions call as
 //! `$(add $x 1)`, `$(eq A B)`, `$(sprintf FMT ...)` and so on: arithmetic,
 //! comparisons and logic, words and strings, `sprintf`, random numbers,
-//! variables, `run`, `kill` and the private `cat`.
+//! variables, `run`, and the private `kill` and `cat`.
 
 use super::insn::parse_signal;
 use super::Script;
@@ -214,6 +214,7 @@ impl Script {
                 }
             }
             "run" => Ok(self.run_from_start("run", param, false, cx)),
+            // private too: only the script itself can send signals
             "kill" => {
                 let w = words();
                 let Some(signo) = w.first().and_then(|s| parse_signal(s)) else {
@@ -229,7 +230,8 @@ impl Script {
                 }
                 Ok(String::new())
             }
-            // private: only the script itself can read files
+            // private (see `is_private`): only the script itself can read
+            // files
             "cat" => {
                 let file = args::uncomment(param);
                 if file.is_empty() {

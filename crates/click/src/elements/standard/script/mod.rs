@@ -62,6 +62,19 @@ impl Script {
     }
 }
 
+/// Click's private read handlers (`Handler::h_read_private`): `cat`
+/// reads any file and `kill` signals any process, so only the script
+/// itself reaches them (`$(cat F)`, `$(kill 15 $pid)`, `read kill ...`).
+/// From outside the configuration (a ControlSocket, `clickos run -h`,
+/// the instance mailbox) they do not exist, as Click's ControlSocket
+/// answers for a handler that is not visible. (Click also lets another
+/// element of the configuration call them; here calls from elements and
+/// from outside take the same path through the router, so they stay the
+/// script's own.)
+fn is_private(h: &str) -> bool {
+    matches!(h, "cat" | "kill")
+}
+
 const DESCRIPTION: &str = "Runs a script of instructions, one per argument.\n\n\
 Instructions: `set VAR EXPR`, `setq VAR EXPR` (unquoted), `init VAR EXPR`, `export VAR EXPR` \
 (also a read handler), `print [>FILE|>>FILE] TEXT|HANDLER`, `printq`, `printn`, `printnq`, \
@@ -77,8 +90,8 @@ Expressions: `$VAR`, `${VAR}`, `$(HANDLER [ARGS])` (for example `$(c.count)`, `$
 `$(now)`, `$(random [N1 [N2]])`, `$(get VAR)`, `$(shift VAR)` (removes and returns VAR's first \
 word), `$(cat FILE)` (the contents of FILE; only the script itself can call it), \
 `$(S.run ARGS)` (runs Script S with `$1`... set to ARGS and returns its `return` value), \
-`$(kill SIGNO PID...)` (sends a signal)), `$?` (last write status), `$args`, `$0`..`$9`, `$$` \
-(the process id).\n\n\
+`$(kill SIGNO PID...)` (sends a signal; only the script itself can call it)), `$?` (last \
+write status), `$args`, `$0`..`$9`, `$$` (the process id).\n\n\
 Keyword `TYPE`: `ACTIVE` (default: runs at initialization), `PASSIVE` (runs only through \
 handlers), `PROXY` (any unknown write handler runs the script, with `$0` the handler name and \
 `$args` the value), `DRIVER` (manages stop requests, like DriverManager), `PACKET` (runs once \
@@ -297,8 +310,8 @@ impl Element for Script {
                 }
             }
         }
-        if name == "cat" {
-            return None; // private
+        if is_private(name) {
+            return None;
         }
         self.own_read(name, "", cx)
     }
@@ -309,8 +322,7 @@ impl Element for Script {
         param: &str,
         cx: &Ctx,
     ) -> Option<HandlerResult<String>> {
-        if name == "cat" {
-            // Click's private handler: not reachable from outside
+        if is_private(name) {
             return None;
         }
         self.own_read(name, param, cx)
