@@ -1,7 +1,7 @@
 //! Issue 11, item 6, retried as an attacker would: `clickos run` with a
 //! ControlSocket on a UNIX socket, a Script in the configuration, and a
 //! plain socket client. Before the hardening `READ s.kill 15 PID` killed
-//! PID.
+//! PID and `READ s.sprintf %9223372036854775808d 1` aborted the router.
 
 mod common;
 use common::*;
@@ -177,4 +177,50 @@ fn kill_and_cat_are_not_reachable_over_a_controlsocket() {
         std::thread::sleep(Duration::from_millis(10));
     }
     assert!(server.alive());
+}
+
+#[test]
+fn huge_widths_and_numbers_do_not_take_the_router_down() {
+    let (mut server, mut c) = Server::start(
+        "script-sprintf",
+        &format!(
+            "{CONFIG} d :: Script(TYPE PASSIVE, set x 0123456789abcdef, set n 0, label l, \
+             set x $x$x, set n $(add $n 1), goto l $(lt $n 40), return $(length $x))"
+        ),
+    );
+    for attack in [
+        "READ s.sprintf %9223372036854775808d 1",
+        "READ s.sprintf %99999999999d 1",
+        "READ s.sprintf %.18446744073709551616s x",
+        "READ s.idiv 1 0",
+        "READ s.mod -9223372036854775808 0",
+    ] {
+        let r = c.cmd(attack);
+        assert_eq!(r.code, 590, "{attack}: {r:?}");
+        assert!(r.text.starts_with("Read handler 's."), "{attack}: {r:?}");
+        assert_eq!(c.read("c.count"), "0", "after {attack}");
+    }
+    assert_eq!(c.read("s.add 9223372036854775807 1"), "9.22337203685e+18");
+    // a script whose variable doubles stops at the value cap
+    let n: usize = c.read("d.run").parse().unwrap();
+    assert!(n <= 16 << 20, "{n}");
+    assert_eq!(c.read("c.count"), "0");
+    assert!(server.alive());
+    let r = c.cmd("WRITE stop");
+    assert_eq!(r.code, 200, "{r:?}");
+    let t0 = Instant::now();
+    while server.alive() {
+        assert!(t0.elapsed() < Duration::from_secs(10), "did not stop");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let mut err = String::new();
+    server
+        .child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert_eq!(server.child.wait().unwrap().code(), Some(0), "{err}");
+    assert!(err.contains("too large"), "{err}");
 }

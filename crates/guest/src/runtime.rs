@@ -357,6 +357,11 @@ impl<P: Platform> Runtime<'_, P> {
             host: Some(self.vnics.clone() as Rc<dyn core::any::Any>),
             // elements of the same name take the running router's state
             hotswap: self.router.as_ref().map(|r| r.element_classes()),
+            // no value larger than the mailbox's data area can leave the
+            // instance, and an instance's memory is small (8 MiB by
+            // default): values stop there (the micro-VM cannot unwind, so
+            // these limits are what keeps a hostile READ from aborting it)
+            max_handler_value: DATA_SIZE,
             ..Default::default()
         };
         let built = Router::from_config(

@@ -117,6 +117,8 @@ pub struct Core {
     /// [`Ctx::now_coarse`]); `None` outside task runs or before the first read.
     pub(super) coarse_now: Cell<Option<Timestamp>>,
     pub(super) in_task: Cell<bool>,
+    /// [`RouterOptions::max_handler_value`](super::RouterOptions::max_handler_value).
+    pub(super) max_handler_value: usize,
 }
 
 impl Core {

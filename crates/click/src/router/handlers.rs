@@ -14,6 +14,16 @@ use alloc::vec;
 use alloc::vec::Vec;
 use core::fmt::Write as _;
 
+/// The largest value a handler may return, unless the host sets another
+/// ([`RouterOptions::max_handler_value`](super::RouterOptions::max_handler_value)):
+/// 16 MiB, far above what handlers answer (a routing table dump reaches it
+/// at some 700,000 routes), far below what would exhaust a host's memory
+/// when a value is copied a few times on its way out. Elements that build
+/// values from their input (Script's `sprintf`, `$(...)` expansions and
+/// variables) stop at the router's limit themselves, so the huge string is
+/// never built; the router checks every element's value against it too.
+pub const MAX_HANDLER_VALUE: usize = 16 << 20;
+
 /// Errors from handler calls, with Click's ControlSocket codes in mind.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum HandlerError {
@@ -193,7 +203,19 @@ impl Core {
         match self.with_elem(i, |e, cx| e.read_handler(&h, cx)) {
             None => Err(HandlerError::Busy(path.into())),
             Some(None) => Err(HandlerError::NoSuchHandler(path.into())),
-            Some(Some(r)) => r.map_err(HandlerError::Failed),
+            Some(Some(r)) => self.checked_value(r),
+        }
+    }
+
+    /// An element handler's value, refused when it is over the limit.
+    fn checked_value(&self, r: Result<String, String>) -> Result<String, HandlerError> {
+        match r {
+            Ok(v) if v.len() > self.max_handler_value => Err(HandlerError::Failed(format!(
+                "value too large ({} bytes; handler values are limited to {} bytes)",
+                v.len(),
+                self.max_handler_value
+            ))),
+            r => r.map_err(HandlerError::Failed),
         }
     }
 
@@ -218,7 +240,7 @@ impl Core {
         match self.with_elem(i, |e, cx| e.read_handler_param(&h, param, cx)) {
             None => Err(HandlerError::Busy(path.into())),
             Some(None) => Err(HandlerError::NoSuchHandler(path.into())),
-            Some(Some(r)) => r.map_err(HandlerError::Failed),
+            Some(Some(r)) => self.checked_value(r),
         }
     }
 

@@ -34,7 +34,7 @@ pub use console::{BufferConsole, Console};
 pub use ctx::{Ctx, Emitter};
 pub use dispatch::{Core, RunState};
 pub use graph::{check_graph, Graph};
-pub use handlers::{has_prefix, GlobalHandlers, HandlerError};
+pub use handlers::{has_prefix, GlobalHandlers, HandlerError, MAX_HANDLER_VALUE};
 pub use notify::{SignalId, UpstreamSignal};
 
 pub use crate::packet::Packet;
@@ -97,6 +97,12 @@ pub struct RouterOptions {
     pub hotswap: Option<BTreeMap<String, &'static str>>,
     /// Global handlers the host adds (the driver's `hotconfig`).
     pub globals: Option<alloc::rc::Rc<dyn GlobalHandlers>>,
+    /// The largest value an element's read handler may return (default
+    /// [`MAX_HANDLER_VALUE`]); elements that build values from their input
+    /// stop there too ([`Ctx::max_handler_value`]). A host whose replies
+    /// are smaller (an instance's mailbox) or whose memory is small sets
+    /// less.
+    pub max_handler_value: usize,
 }
 
 /// The names (Click's NameInfo) that the configuration's AddressInfo and
@@ -161,6 +167,7 @@ impl Default for RouterOptions {
             warnings: true,
             hotswap: None,
             globals: None,
+            max_handler_value: MAX_HANDLER_VALUE,
         }
     }
 }
@@ -297,6 +304,7 @@ impl Router {
             signal_handlers: RefCell::new(Vec::new()),
             coarse_now: Cell::new(None),
             in_task: Cell::new(false),
+            max_handler_value: opts.max_handler_value,
         };
         let router = Router { core };
 

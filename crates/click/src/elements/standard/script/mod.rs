@@ -42,6 +42,8 @@ pub struct Script {
     seed: u64,
     /// TYPE SIGNAL: the signals it runs on.
     signals: Vec<i32>,
+    /// Runs in progress, one inside the other (`$(run)` in the script).
+    run_depth: u32,
 }
 
 impl Script {
@@ -58,6 +60,7 @@ impl Script {
             run_write: false,
             seed: 0x2545_F491_4F6C_DD1D,
             signals: Vec::new(),
+            run_depth: 0,
         }
     }
 }
@@ -101,7 +104,12 @@ signals arrives, named as `INT`, `SIGUSR1` or by number; while a SIGNAL script w
 signal, the driver does not apply the signal's default action, such as stopping on INT. A script \
 that ends with `end` waits for the next signal; one that ends otherwise, with `exit` say, does \
 not, and the next such signal has its default effect). Only PACKET scripts may have ports; a \
-Script with ports and no TYPE is a PACKET script.";
+Script with ports and no TYPE is a PACKET script.\n\n\
+Limits: a value (a variable, an expansion, a handler's result) holds at most the router's \
+handler value limit (16 MiB), and one that would grow past it is an error and empty; \
+`sprintf` field widths and precisions are at most 4096; `run` nests at most 8 deep. Integer \
+arithmetic that overflows goes on in floating point, as numbers too large for an integer do; \
+`idiv` and `mod` by zero are errors.";
 
 const HANDLERS: &[HandlerDoc] = &[
     HandlerDoc {
@@ -298,7 +306,7 @@ impl Element for Script {
 
     fn read_handler(&mut self, name: &str, cx: &Ctx) -> Option<HandlerResult<String>> {
         if name == "run" {
-            return Some(Ok(self.run_from_start(name, "", false, cx)));
+            return Some(self.run_from_start(name, "", false, cx));
         }
         for (k, insn) in self.insns.iter().enumerate() {
             let _ = k;
@@ -366,7 +374,9 @@ impl Element for Script {
                 Some(Ok(()))
             }
             "run" => {
-                self.run_from_start(name, value, true, cx);
+                if let Err(m) = self.run_from_start(name, value, true, cx) {
+                    return Some(Err(m));
+                }
                 // a SIGNAL script that reached `end` waits for the next one
                 if self.ty == Ty::Signal
                     && matches!(self.insns.get(self.pos).map(|i| i.op), Some(Op::End))
@@ -383,13 +393,15 @@ impl Element for Script {
                 if var.is_empty() {
                     return Some(Err("no variable".into()));
                 }
+                if v.len() > cx.max_handler_value() {
+                    return Some(Err("value too large".into()));
+                }
                 let i = self.find_var(&var, true).unwrap_or(0);
                 self.vars[i].1 = v;
                 Some(Ok(()))
             }
             _ if self.ty == Ty::Proxy => {
-                self.run_from_start(name, value, true, cx);
-                Some(Ok(()))
+                Some(self.run_from_start(name, value, true, cx).map(|_| ()))
             }
             _ => None,
         }
