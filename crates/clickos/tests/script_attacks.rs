@@ -2,6 +2,12 @@
 //! ControlSocket on a UNIX socket, a Script in the configuration, and a
 //! plain socket client. Before the hardening `READ s.kill 15 PID` killed
 //! PID and `READ s.sprintf %9223372036854775808d 1` aborted the router.
+//!
+//! A handler that panics cannot be had from the binary (no element of it
+//! panics on purpose): `crates/click/tests/handler_guard.rs` tests the
+//! router's call guard with a test element, `crates/userlevel/tests/
+//! handler_panic.rs` the guard the driver installs, with one in the
+//! registry it runs.
 
 mod common;
 use common::*;

@@ -24,6 +24,21 @@ use core::fmt::Write as _;
 /// never built; the router checks every element's value against it too.
 pub const MAX_HANDLER_VALUE: usize = 16 << 20;
 
+/// What a host that can catch panics lends the router for handler calls
+/// ([`RouterOptions::call_guard`](super::RouterOptions::call_guard)): it
+/// runs `call` and returns `Err(message)` if `call` panicked, as a
+/// `std::panic::catch_unwind` wrapper does. The router turns that into the
+/// handler error "handler panicked: MESSAGE" and runs on; it resets its
+/// element slots' busy flags as the panic unwinds through them, and its
+/// `RefCell` borrows end with their guards. The engine is `no_std` and
+/// cannot catch anything itself; a host built with `panic=abort` (the
+/// micro-VM guest) has no guard, and its defence is that handler values
+/// are bounded ([`MAX_HANDLER_VALUE`]).
+///
+/// Only handler calls go through the guard (reads, writes, deferred
+/// writes), never the packet path.
+pub type CallGuard = fn(call: &mut dyn FnMut()) -> Result<(), String>;
+
 /// Errors from handler calls, with Click's ControlSocket codes in mind.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum HandlerError {
@@ -158,8 +173,35 @@ impl Core {
         }
     }
 
+    /// Runs one handler call under the host's call guard, if it gave one:
+    /// a panic in it becomes a handler error.
+    pub(super) fn guarded<R>(
+        &self,
+        call: impl FnOnce() -> Result<R, HandlerError>,
+    ) -> Result<R, HandlerError> {
+        let Some(guard) = self.call_guard else {
+            return call();
+        };
+        let mut call = Some(call);
+        let mut out = None;
+        let caught = guard(&mut || {
+            if let Some(c) = call.take() {
+                out = Some(c());
+            }
+        });
+        match (caught, out) {
+            (Ok(()), Some(r)) => r,
+            (Ok(()), None) => Err(HandlerError::Failed("handler was not called".into())),
+            (Err(msg), _) => Err(HandlerError::Failed(format!("handler panicked: {msg}"))),
+        }
+    }
+
     /// Reads a handler of this router itself (peers serve calls with it).
     pub fn read_handler_local(&self, path: &str) -> Result<String, HandlerError> {
+        self.guarded(|| self.read_unguarded(path))
+    }
+
+    fn read_unguarded(&self, path: &str) -> Result<String, HandlerError> {
         let (elem, h) = self.find_handler_target(path)?;
         let Some(i) = elem else {
             return self.read_global(&h);
@@ -233,6 +275,10 @@ impl Core {
         path: &str,
         param: &str,
     ) -> Result<String, HandlerError> {
+        self.guarded(|| self.read_param_unguarded(path, param))
+    }
+
+    fn read_param_unguarded(&self, path: &str, param: &str) -> Result<String, HandlerError> {
         let (elem, h) = self.find_handler_target(path)?;
         let Some(i) = elem else {
             return Err(HandlerError::NoSuchHandler(path.into()));
@@ -255,6 +301,10 @@ impl Core {
 
     /// Writes a handler of this router itself.
     pub fn write_handler_local(&self, path: &str, value: &str) -> Result<(), HandlerError> {
+        self.guarded(|| self.write_unguarded(path, value))
+    }
+
+    fn write_unguarded(&self, path: &str, value: &str) -> Result<(), HandlerError> {
         let (elem, h) = self.find_handler_target(path)?;
         let Some(i) = elem else {
             return self.write_global(&h, value);

@@ -34,7 +34,7 @@ pub use console::{BufferConsole, Console};
 pub use ctx::{Ctx, Emitter};
 pub use dispatch::{Core, RunState};
 pub use graph::{check_graph, Graph};
-pub use handlers::{has_prefix, GlobalHandlers, HandlerError, MAX_HANDLER_VALUE};
+pub use handlers::{has_prefix, CallGuard, GlobalHandlers, HandlerError, MAX_HANDLER_VALUE};
 pub use notify::{SignalId, UpstreamSignal};
 
 pub use crate::packet::Packet;
@@ -103,6 +103,11 @@ pub struct RouterOptions {
     /// are smaller (an instance's mailbox) or whose memory is small sets
     /// less.
     pub max_handler_value: usize,
+    /// A host that can catch panics (a std program built with
+    /// `panic=unwind`) sets a `catch_unwind` wrapper here, and a handler
+    /// that panics is a handler error instead of the end of the process;
+    /// see [`CallGuard`].
+    pub call_guard: Option<CallGuard>,
 }
 
 /// The names (Click's NameInfo) that the configuration's AddressInfo and
@@ -168,6 +173,7 @@ impl Default for RouterOptions {
             hotswap: None,
             globals: None,
             max_handler_value: MAX_HANDLER_VALUE,
+            call_guard: None,
         }
     }
 }
@@ -305,6 +311,7 @@ impl Router {
             coarse_now: Cell::new(None),
             in_task: Cell::new(false),
             max_handler_value: opts.max_handler_value,
+            call_guard: opts.call_guard,
         };
         let router = Router { core };
 
