@@ -131,6 +131,12 @@ fn sprintf_widths_and_precisions_are_capped() {
             .unwrap(),
         "ab   |-0042|ff|xy"
     );
+    // a number's precision is its least number of digits (C, Click)
+    assert_eq!(
+        r.read_handler_param("s.sprintf", "\"%.3d|%5.3d|%-6.4x|%.0s|\" 7 -7 255 x")
+            .unwrap(),
+        "007| -007|00ff  ||"
+    );
     // and many conversions together cannot build more than a handler
     // value may hold
     let mut param = String::from("\"");
