@@ -36,6 +36,13 @@ pub trait Platform: Clone + 'static {
     /// Whether the instance's memory is bounded, so that allocating until
     /// failure is safe (the `oom` fault).
     fn memory_limited(&self) -> bool;
+    /// The router's call guard, on a platform that can catch panics (the
+    /// process and thread levels, std and `panic=unwind`): a handler that
+    /// panics is then a handler error. The micro-VM is `panic=abort` and
+    /// has none; the handler value limit is its defence.
+    fn call_guard(&self) -> Option<click::router::CallGuard> {
+        None
+    }
 }
 
 /// The element registry inside an instance: the engine's elements plus the
@@ -335,6 +342,12 @@ impl<P: Platform> Runtime<P> {
             host: Some(self.vnics.clone() as Rc<dyn core::any::Any>),
             // elements of the same name take the running router's state
             hotswap: self.router.as_ref().map(|r| r.element_classes()),
+            // no value larger than the mailbox's data area can leave the
+            // instance, and an instance's memory is small (8 MiB by
+            // default): values stop there (the micro-VM cannot unwind, so
+            // these limits are what keeps a hostile READ from aborting it)
+            max_handler_value: clickos_ring::layout::DATA_SIZE,
+            call_guard: self.platform.call_guard(),
             ..Default::default()
         };
         let built = Router::from_config(

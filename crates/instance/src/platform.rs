@@ -53,6 +53,37 @@ impl Doorbells {
     }
 }
 
+thread_local! {
+    /// Handler calls in progress under [`handler_guard`] on this thread.
+    static GUARDED: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// Whether this thread is inside a handler call that [`handler_guard`]
+/// catches panics of: the process level's panic hook then lets the panic
+/// unwind to it instead of ending the process.
+pub fn in_guarded_call() -> bool {
+    GUARDED.with(|g| g.get() > 0)
+}
+
+/// The router's call guard at the process and thread levels: a handler
+/// that panics is a handler error ("handler panicked: MESSAGE"). The
+/// thread level's own unwinding, which ends a killed instance, goes on
+/// through it.
+fn handler_guard(call: &mut dyn FnMut()) -> Result<(), String> {
+    GUARDED.with(|g| g.set(g.get() + 1));
+    // AssertUnwindSafe: the router clears the busy flags of the elements
+    // the panic unwinds through, its RefCell borrows end with their
+    // guards; the element that panicked may be half-updated, as the error
+    // says.
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(call));
+    GUARDED.with(|g| g.set(g.get() - 1));
+    match r {
+        Ok(()) => Ok(()),
+        Err(p) if p.is::<KilledToken>() => std::panic::resume_unwind(p),
+        Err(p) => Err(crate::thread::panic_message(&*p)),
+    }
+}
+
 /// Eventfd-based platform.
 #[derive(Clone)]
 pub struct EventPlatform {
@@ -136,5 +167,30 @@ impl Platform for EventPlatform {
 
     fn memory_limited(&self) -> bool {
         self.memory_limited
+    }
+
+    fn call_guard(&self) -> Option<click::router::CallGuard> {
+        Some(handler_guard)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_call_guard_catches_handler_panics_but_not_a_kill() {
+        assert_eq!(handler_guard(&mut || assert!(in_guarded_call())), Ok(()));
+        assert_eq!(
+            handler_guard(&mut || panic!("boom")),
+            Err("boom".to_string())
+        );
+        assert!(!in_guarded_call());
+        // the thread level's kill unwinds through it to the thread's top
+        let r = std::panic::catch_unwind(|| {
+            handler_guard(&mut || std::panic::resume_unwind(Box::new(KilledToken)))
+        });
+        assert!(r.is_err_and(|p| p.is::<KilledToken>()));
+        assert!(!in_guarded_call());
     }
 }

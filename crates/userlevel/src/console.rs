@@ -3,7 +3,7 @@
 //! so the routers of several threads never split each other's lines.
 
 use click::router::Console;
-use std::io::{BufWriter, Stdout, Write};
+use std::io::{BufWriter, Read, Stdout, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -113,10 +113,16 @@ impl Console for StdConsole {
             .map_err(|e| format!("{}: {}", path, crate::sys::io_error_text(&e)))
     }
 
-    fn read_file(&self, path: &str) -> Result<String, String> {
-        std::fs::read(path)
-            .map(|b| String::from_utf8_lossy(&b).into_owned())
-            .map_err(|e| format!("{}: {}", path, crate::sys::io_error_text(&e)))
+    fn read_file(&self, path: &str, max: usize) -> Result<String, String> {
+        let err = |e: std::io::Error| format!("{}: {}", path, crate::sys::io_error_text(&e));
+        let mut b = Vec::new();
+        std::fs::File::open(path)
+            .and_then(|f| f.take(max as u64 + 1).read_to_end(&mut b))
+            .map_err(err)?;
+        if b.len() > max {
+            return Err(format!("{path}: file too large (over {max} bytes)"));
+        }
+        Ok(String::from_utf8_lossy(&b).into_owned())
     }
 
     fn catch_signal(&self, signo: i32) -> bool {
@@ -154,5 +160,24 @@ impl Console for StdConsole {
 
     fn pid(&self) -> Option<u32> {
         Some(std::process::id())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_file_stops_at_the_limit() {
+        let c = StdConsole::default();
+        // a file that never ends is refused after `max + 1` bytes
+        let e = c.read_file("/dev/zero", 1 << 20).unwrap_err();
+        assert!(e.contains("too large"), "{e}");
+        let p = std::env::temp_dir().join(format!("clickos-read-file-{}", std::process::id()));
+        std::fs::write(&p, "0123456789").unwrap();
+        let f = p.to_str().unwrap();
+        assert_eq!(c.read_file(f, 10).unwrap(), "0123456789");
+        assert!(c.read_file(f, 9).unwrap_err().contains("too large"));
+        let _ = std::fs::remove_file(&p);
     }
 }

@@ -222,6 +222,7 @@ fn run_with(
                 .map(|p| p.home_threads(&flat))
                 .unwrap_or_default(),
             warnings: o.warnings,
+            call_guard: Some(crate::runloop::catch_handler_panic),
             globals: hotswap
                 .as_ref()
                 .map(|h| h.clone() as Rc<dyn click::router::GlobalHandlers>),

@@ -53,6 +53,7 @@ impl HotSwap {
             RouterOptions {
                 host: Some(host.clone() as Rc<dyn std::any::Any>),
                 warnings: o.warnings,
+                call_guard: Some(crate::runloop::catch_handler_panic),
                 hotswap: Some(self.classes.borrow().clone()),
                 globals: self
                     .me

@@ -180,3 +180,28 @@ pub fn drive_with(
         }
     }
 }
+
+/// The router's call guard in this driver
+/// ([`RouterOptions::call_guard`](click::router::RouterOptions::call_guard)):
+/// a handler that panics is a handler error ("handler panicked: MESSAGE")
+/// and the router runs on. The default panic hook still prints the panic
+/// on standard error: it is a bug, and a report should be made.
+pub fn catch_handler_panic(call: &mut dyn FnMut()) -> Result<(), String> {
+    // AssertUnwindSafe: what the unwind leaves behind stays memory-safe.
+    // The router clears the busy flags of the elements it unwinds through
+    // and its RefCell borrows end with their guards; the element whose
+    // handler panicked may be left half-updated, which is what the error
+    // reports.
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(call)).map_err(|p| panic_message(&*p))
+}
+
+/// The text of a panic's payload.
+pub fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "panic with a non-string payload".to_string()
+    }
+}

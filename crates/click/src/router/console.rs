@@ -18,9 +18,11 @@ pub trait Console {
     fn write_file(&self, _path: &str, _append: bool, _text: &str) -> Result<(), String> {
         Err(String::from("file redirection not supported here"))
     }
-    /// Reads the file `path` (Script's `$(cat FILE)`). Consoles without
-    /// files refuse.
-    fn read_file(&self, _path: &str) -> Result<String, String> {
+    /// Reads the file `path` (Script's `$(cat FILE)`); a file longer than
+    /// `max` bytes (or one that never ends, such as `/dev/zero`) is an
+    /// error, found without reading more than `max + 1` bytes. Consoles
+    /// without files refuse.
+    fn read_file(&self, _path: &str, _max: usize) -> Result<String, String> {
         Err(String::from("files not supported here"))
     }
     /// Asks the host to catch signal `signo` and hand it to the router
@@ -49,8 +51,8 @@ impl<C: Console + ?Sized> Console for alloc::rc::Rc<C> {
     fn write_file(&self, path: &str, append: bool, text: &str) -> Result<(), String> {
         (**self).write_file(path, append, text)
     }
-    fn read_file(&self, path: &str) -> Result<String, String> {
-        (**self).read_file(path)
+    fn read_file(&self, path: &str, max: usize) -> Result<String, String> {
+        (**self).read_file(path, max)
     }
     fn catch_signal(&self, signo: i32) -> bool {
         (**self).catch_signal(signo)

@@ -493,8 +493,19 @@ impl<'a> Ctx<'a> {
     pub fn write_file(&self, path: &str, append: bool, text: &str) -> Result<(), String> {
         self.core.console.write_file(path, append, text)
     }
-    /// Reads a file through the console (Script's `$(cat FILE)`).
+    /// Reads a file through the console (Script's `$(cat FILE)`); one
+    /// larger than [`Ctx::max_handler_value`] is an error.
     pub fn read_file(&self, path: &str) -> Result<String, String> {
-        self.core.console.read_file(path)
+        self.core
+            .console
+            .read_file(path, self.core.max_handler_value)
+    }
+    /// The largest value a handler may return
+    /// ([`RouterOptions::max_handler_value`](super::RouterOptions::max_handler_value)):
+    /// an element that builds a value from its input (a string that
+    /// grows with a loop, a format with a field width) stops there, with
+    /// an error, instead of building a string the router would refuse.
+    pub fn max_handler_value(&self) -> usize {
+        self.core.max_handler_value
     }
 }

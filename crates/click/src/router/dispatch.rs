@@ -117,6 +117,23 @@ pub struct Core {
     /// [`Ctx::now_coarse`]); `None` outside task runs or before the first read.
     pub(super) coarse_now: Cell<Option<Timestamp>>,
     pub(super) in_task: Cell<bool>,
+    /// [`RouterOptions::max_handler_value`](super::RouterOptions::max_handler_value).
+    pub(super) max_handler_value: usize,
+    /// [`RouterOptions::call_guard`](super::RouterOptions::call_guard).
+    pub(super) call_guard: Option<super::CallGuard>,
+}
+
+/// Clears a slot's busy flag when dropped: when the element returns, and
+/// also when a panic unwinds out of it (to a host's call guard), which
+/// would otherwise leave the element busy, and every packet for it
+/// deferred, for ever.
+struct Busy<'a>(&'a Cell<bool>);
+
+impl Drop for Busy<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        self.0.set(false);
+    }
 }
 
 impl Core {
@@ -131,12 +148,12 @@ impl Core {
         if s.busy.replace(true) {
             return None;
         }
+        let _busy = Busy(&s.busy);
         // SAFETY: the busy flag was clear and is now set, so this is the
-        // only live reference to the element until we clear it below.
+        // only live reference to the element until `_busy` clears the flag
+        // (on return or unwind), after the reference's last use.
         let e: &mut dyn Element = unsafe { &mut **s.elem.get() };
-        let r = f(e, &Ctx { core: self, me: i });
-        s.busy.set(false);
-        Some(r)
+        Some(f(e, &Ctx { core: self, me: i }))
     }
 
     #[inline]
@@ -146,10 +163,10 @@ impl Core {
             self.deferred.borrow_mut().push_back((i, port, p));
             return;
         }
+        let _busy = Busy(&s.busy);
         // SAFETY: as in `with_elem`: the busy flag makes this borrow unique.
         let e: &mut dyn Element = unsafe { &mut **s.elem.get() };
         e.push(port, p, &Ctx { core: self, me: i });
-        s.busy.set(false);
     }
 
     #[inline]
@@ -162,10 +179,10 @@ impl Core {
             }
             return;
         }
+        let _busy = Busy(&s.busy);
         // SAFETY: as in `with_elem`: the busy flag makes this borrow unique.
         let e: &mut dyn Element = unsafe { &mut **s.elem.get() };
         e.push_batch(port, b, &Ctx { core: self, me: i });
-        s.busy.set(false);
     }
 
     pub(super) fn drain_deferred(&self) {
@@ -183,8 +200,13 @@ impl Core {
                         self.deferred_writes.borrow_mut().push_front((i, h, value));
                         break;
                     }
-                    let r = self.with_elem(i, |e, cx| e.write_handler(&h, &value, cx));
-                    if let Some(Some(Err(msg))) = r {
+                    let r = self.guarded(|| {
+                        match self.with_elem(i, |e, cx| e.write_handler(&h, &value, cx)) {
+                            Some(Some(Err(msg))) => Err(super::HandlerError::Failed(msg)),
+                            _ => Ok(()),
+                        }
+                    });
+                    if let Err(super::HandlerError::Failed(msg)) = r {
                         let name = &self.slots[i].name;
                         self.console
                             .error_line(&format!("While calling '{}.{}':\n  {}", name, h, msg));

@@ -14,6 +14,31 @@ use alloc::vec;
 use alloc::vec::Vec;
 use core::fmt::Write as _;
 
+/// The largest value a handler may return, unless the host sets another
+/// ([`RouterOptions::max_handler_value`](super::RouterOptions::max_handler_value)):
+/// 16 MiB, far above what handlers answer (a routing table dump reaches it
+/// at some 700,000 routes), far below what would exhaust a host's memory
+/// when a value is copied a few times on its way out. Elements that build
+/// values from their input (Script's `sprintf`, `$(...)` expansions and
+/// variables) stop at the router's limit themselves, so the huge string is
+/// never built; the router checks every element's value against it too.
+pub const MAX_HANDLER_VALUE: usize = 16 << 20;
+
+/// What a host that can catch panics lends the router for handler calls
+/// ([`RouterOptions::call_guard`](super::RouterOptions::call_guard)): it
+/// runs `call` and returns `Err(message)` if `call` panicked, as a
+/// `std::panic::catch_unwind` wrapper does. The router turns that into the
+/// handler error "handler panicked: MESSAGE" and runs on; it resets its
+/// element slots' busy flags as the panic unwinds through them, and its
+/// `RefCell` borrows end with their guards. The engine is `no_std` and
+/// cannot catch anything itself; a host built with `panic=abort` (the
+/// micro-VM guest) has no guard, and its defence is that handler values
+/// are bounded ([`MAX_HANDLER_VALUE`]).
+///
+/// Only handler calls go through the guard (reads, writes, deferred
+/// writes), never the packet path.
+pub type CallGuard = fn(call: &mut dyn FnMut()) -> Result<(), String>;
+
 /// Errors from handler calls, with Click's ControlSocket codes in mind.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum HandlerError {
@@ -148,8 +173,35 @@ impl Core {
         }
     }
 
+    /// Runs one handler call under the host's call guard, if it gave one:
+    /// a panic in it becomes a handler error.
+    pub(super) fn guarded<R>(
+        &self,
+        call: impl FnOnce() -> Result<R, HandlerError>,
+    ) -> Result<R, HandlerError> {
+        let Some(guard) = self.call_guard else {
+            return call();
+        };
+        let mut call = Some(call);
+        let mut out = None;
+        let caught = guard(&mut || {
+            if let Some(c) = call.take() {
+                out = Some(c());
+            }
+        });
+        match (caught, out) {
+            (Ok(()), Some(r)) => r,
+            (Ok(()), None) => Err(HandlerError::Failed("handler was not called".into())),
+            (Err(msg), _) => Err(HandlerError::Failed(format!("handler panicked: {msg}"))),
+        }
+    }
+
     /// Reads a handler of this router itself (peers serve calls with it).
     pub fn read_handler_local(&self, path: &str) -> Result<String, HandlerError> {
+        self.guarded(|| self.read_unguarded(path))
+    }
+
+    fn read_unguarded(&self, path: &str) -> Result<String, HandlerError> {
         let (elem, h) = self.find_handler_target(path)?;
         let Some(i) = elem else {
             return self.read_global(&h);
@@ -193,7 +245,19 @@ impl Core {
         match self.with_elem(i, |e, cx| e.read_handler(&h, cx)) {
             None => Err(HandlerError::Busy(path.into())),
             Some(None) => Err(HandlerError::NoSuchHandler(path.into())),
-            Some(Some(r)) => r.map_err(HandlerError::Failed),
+            Some(Some(r)) => self.checked_value(r),
+        }
+    }
+
+    /// An element handler's value, refused when it is over the limit.
+    fn checked_value(&self, r: Result<String, String>) -> Result<String, HandlerError> {
+        match r {
+            Ok(v) if v.len() > self.max_handler_value => Err(HandlerError::Failed(format!(
+                "value too large ({} bytes; handler values are limited to {} bytes)",
+                v.len(),
+                self.max_handler_value
+            ))),
+            r => r.map_err(HandlerError::Failed),
         }
     }
 
@@ -211,6 +275,10 @@ impl Core {
         path: &str,
         param: &str,
     ) -> Result<String, HandlerError> {
+        self.guarded(|| self.read_param_unguarded(path, param))
+    }
+
+    fn read_param_unguarded(&self, path: &str, param: &str) -> Result<String, HandlerError> {
         let (elem, h) = self.find_handler_target(path)?;
         let Some(i) = elem else {
             return Err(HandlerError::NoSuchHandler(path.into()));
@@ -218,7 +286,7 @@ impl Core {
         match self.with_elem(i, |e, cx| e.read_handler_param(&h, param, cx)) {
             None => Err(HandlerError::Busy(path.into())),
             Some(None) => Err(HandlerError::NoSuchHandler(path.into())),
-            Some(Some(r)) => r.map_err(HandlerError::Failed),
+            Some(Some(r)) => self.checked_value(r),
         }
     }
 
@@ -233,6 +301,10 @@ impl Core {
 
     /// Writes a handler of this router itself.
     pub fn write_handler_local(&self, path: &str, value: &str) -> Result<(), HandlerError> {
+        self.guarded(|| self.write_unguarded(path, value))
+    }
+
+    fn write_unguarded(&self, path: &str, value: &str) -> Result<(), HandlerError> {
         let (elem, h) = self.find_handler_target(path)?;
         let Some(i) = elem else {
             return self.write_global(&h, value);

@@ -34,7 +34,7 @@ pub use console::{BufferConsole, Console};
 pub use ctx::{Ctx, Emitter};
 pub use dispatch::{Core, RunState};
 pub use graph::{check_graph, Graph};
-pub use handlers::{has_prefix, GlobalHandlers, HandlerError};
+pub use handlers::{has_prefix, CallGuard, GlobalHandlers, HandlerError, MAX_HANDLER_VALUE};
 pub use notify::{SignalId, UpstreamSignal};
 
 pub use crate::packet::Packet;
@@ -97,6 +97,17 @@ pub struct RouterOptions {
     pub hotswap: Option<BTreeMap<String, &'static str>>,
     /// Global handlers the host adds (the driver's `hotconfig`).
     pub globals: Option<alloc::rc::Rc<dyn GlobalHandlers>>,
+    /// The largest value an element's read handler may return (default
+    /// [`MAX_HANDLER_VALUE`]); elements that build values from their input
+    /// stop there too ([`Ctx::max_handler_value`]). A host whose replies
+    /// are smaller (an instance's mailbox) or whose memory is small sets
+    /// less.
+    pub max_handler_value: usize,
+    /// A host that can catch panics (a std program built with
+    /// `panic=unwind`) sets a `catch_unwind` wrapper here, and a handler
+    /// that panics is a handler error instead of the end of the process;
+    /// see [`CallGuard`].
+    pub call_guard: Option<CallGuard>,
 }
 
 /// The names (Click's NameInfo) that the configuration's AddressInfo and
@@ -161,6 +172,8 @@ impl Default for RouterOptions {
             warnings: true,
             hotswap: None,
             globals: None,
+            max_handler_value: MAX_HANDLER_VALUE,
+            call_guard: None,
         }
     }
 }
@@ -297,6 +310,8 @@ impl Router {
             signal_handlers: RefCell::new(Vec::new()),
             coarse_now: Cell::new(None),
             in_task: Cell::new(false),
+            max_handler_value: opts.max_handler_value,
+            call_guard: opts.call_guard,
         };
         let router = Router { core };
 

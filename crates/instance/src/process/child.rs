@@ -9,9 +9,10 @@
 //! any input.
 //!
 //! A panic writes `panicked: <message>` to the console page and stderr and
-//! exits with code 101; running out of memory aborts with Rust's "memory
-//! allocation of N bytes failed" (SIGABRT). The parent turns both into
-//! `Ended`.
+//! exits with code 101 (except in a handler call, where the router's call
+//! guard makes it a handler error and the instance runs on); running out
+//! of memory aborts with Rust's "memory allocation of N bytes failed"
+//! (SIGABRT). The parent turns both into `Ended`.
 
 use super::confine::{confine, Confinement};
 use super::{EXIT_PANIC, EXIT_SETUP};
@@ -47,6 +48,12 @@ fn install_panic_hook() {
         } else {
             "panic with a non-string payload".to_string()
         };
+        if crate::platform::in_guarded_call() {
+            // a handler panicked: the router's call guard turns it into a
+            // handler error, and the instance runs on
+            write_stderr(format!("handler panicked: {}\n", msg.replace('\n', " ")).as_bytes());
+            return;
+        }
         let line = format!("panicked: {}\n", msg.replace('\n', " "));
         let control = CONTROL.load(Ordering::Relaxed);
         if !control.is_null() {

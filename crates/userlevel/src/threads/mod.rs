@@ -933,6 +933,7 @@ fn build(
             copy,
             ncopies,
             peers: Some(Rc::new(ThreadPeers { ctx: ctx.clone() })),
+            call_guard: Some(crate::runloop::catch_handler_panic),
             // pools trade buffers only where packets cross threads
             home_threads,
             names: Some(shared.name_table.clone()),

@@ -14,6 +14,19 @@ fn is_num_start(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'_'
 }
 
+/// An expansion that would grow over the handler value limit (`set x
+/// $x$x` in a loop) stops there: an error, and an empty value.
+fn too_large(cx: &Ctx, e: &mut Errh) -> String {
+    e.error(
+        cx,
+        &format!(
+            "value too large (over {} bytes); set to empty",
+            cx.max_handler_value()
+        ),
+    );
+    String::new()
+}
+
 impl Script {
     /// Click's `cp_expand` with the Script's variable expander.
     pub(super) fn expand(
@@ -129,6 +142,9 @@ impl Script {
                             }
                         }
                         Some(text) => {
+                            if out.len().saturating_add(text.len()) > cx.max_handler_value() {
+                                return too_large(cx, e);
+                            }
                             if quote == b'"' || (expand_quote && quote == 0) {
                                 let q = args::quote(&text);
                                 let inner = if q.starts_with('"') && q.len() >= 2 {
@@ -154,10 +170,12 @@ impl Script {
             }
             i += 1;
         }
-        if out.is_empty() {
-            return s.to_string();
-        }
+        // (an expansion may be empty: `return $(kill ...)` returns "", not
+        // the text it started from)
         out.push_str(&s[unint.min(end)..]);
+        if out.len() > cx.max_handler_value() {
+            return too_large(cx, e);
+        }
         out
     }
 

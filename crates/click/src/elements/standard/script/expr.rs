@@ -1,7 +1,7 @@
 //! The Script's own read handlers, which its expressions call as
 //! `$(add $x 1)`, `$(eq A B)`, `$(sprintf FMT ...)` and so on: arithmetic,
 //! comparisons and logic, words and strings, `sprintf`, random numbers,
-//! variables, `run`, `kill` and the private `cat`.
+//! variables, `run`, and the private `kill` and `cat`.
 
 use super::insn::parse_signal;
 use super::Script;
@@ -26,6 +26,21 @@ fn parse_num(w: &str) -> Option<Num> {
     args::parse_f64(w).ok().map(Num::D)
 }
 
+/// An integer as Click's IntArg reads it, signed or unsigned 64-bit,
+/// widened so that the two compare exactly.
+fn parse_int(w: &str) -> Option<i128> {
+    match args::parse_i64(w) {
+        Ok(i) => Some(i128::from(i)),
+        Err(_) => args::parse_u64(w).ok().map(i128::from),
+    }
+}
+
+/// The widest field and the longest precision `sprintf` takes. Click
+/// clamps number fields at 128 characters (its conversion buffer) and
+/// takes any `%s` field (a width that overflows its `int`, or a 2 GB
+/// allocation); here anything over a page is refused as an error.
+const MAX_FIELD: usize = 4096;
+
 impl Script {
     /// The Script's own read handlers that take parameters.
     pub(super) fn own_read(
@@ -43,13 +58,13 @@ impl Script {
                     Err("expected two numbers".into())
                 } else {
                     match (args::parse_i64(&w[0]), args::parse_i64(&w[1])) {
-                        (Ok(a), Ok(b)) => {
-                            if b == 0 {
-                                Err("division by zero".into())
-                            } else {
-                                Ok(a.wrapping_rem(b).to_string())
-                            }
-                        }
+                        (Ok(a), Ok(b)) => match a.checked_rem(b) {
+                            Some(r) => Ok(r.to_string()),
+                            None if b == 0 => Err("division by zero".into()),
+                            // i64::MIN % -1: the quotient overflows, the
+                            // remainder is 0
+                            None => Ok(String::from("0")),
+                        },
                         _ if h == "rem" => match (args::parse_f64(&w[0]), args::parse_f64(&w[1])) {
                             (Ok(a), Ok(b)) => Ok(util::fmt_double(a % b)),
                             _ => Err("expected two numbers".into()),
@@ -59,12 +74,13 @@ impl Script {
                 }
             }
             "neg" | "abs" => match parse_num(param.trim()) {
-                Some(Num::I(x)) => Ok((if h == "neg" || x < 0 {
-                    x.wrapping_neg()
-                } else {
-                    x
-                })
-                .to_string()),
+                Some(Num::I(x)) => Ok(match (h, x.checked_neg()) {
+                    ("abs", _) if x >= 0 => x.to_string(),
+                    (_, Some(n)) => n.to_string(),
+                    // -i64::MIN does not fit: in floating point, as a
+                    // number that does not fit is read
+                    (_, None) => util::fmt_double(-(x as f64)),
+                }),
                 Some(Num::D(x)) => Ok(util::fmt_double(if h == "neg" { -x } else { x.abs() })),
                 None => Err("expected one number".into()),
             },
@@ -73,8 +89,8 @@ impl Script {
                 if w.len() != 2 {
                     Err("expected two numbers".into())
                 } else {
-                    let ord = match (args::parse_i64(&w[0]), args::parse_i64(&w[1])) {
-                        (Ok(a), Ok(b)) => a.partial_cmp(&b),
+                    let ord = match (parse_int(&w[0]), parse_int(&w[1])) {
+                        (Some(a), Some(b)) => a.partial_cmp(&b),
                         _ => match (args::parse_f64(&w[0]), args::parse_f64(&w[1])) {
                             (Ok(a), Ok(b)) => a.partial_cmp(&b),
                             _ => Some(args::unquote(&w[0]).cmp(&args::unquote(&w[1]))),
@@ -184,7 +200,7 @@ impl Script {
                 Ok(x) => Ok((x as u32).swap_bytes().to_string()),
                 Err(_) => Err("syntax error".into()),
             },
-            "sprintf" => sprintf(param),
+            "sprintf" => sprintf(param, cx.max_handler_value()),
             "get" => {
                 let w = words();
                 match w.len() {
@@ -213,7 +229,8 @@ impl Script {
                     }
                 }
             }
-            "run" => Ok(self.run_from_start("run", param, false, cx)),
+            "run" => self.run_from_start("run", param, false, cx),
+            // private too: only the script itself can send signals
             "kill" => {
                 let w = words();
                 let Some(signo) = w.first().and_then(|s| parse_signal(s)) else {
@@ -229,7 +246,8 @@ impl Script {
                 }
                 Ok(String::new())
             }
-            // private: only the script itself can read files
+            // private (see `is_private`): only the script itself can read
+            // files
             "cat" => {
                 let file = args::uncomment(param);
                 if file.is_empty() {
@@ -295,27 +313,41 @@ fn arith(what: &str, words: &[String]) -> Result<String, String> {
     let mut acc: i64 = if unit { 0 } else { 1 };
     let mut dacc: f64 = acc as f64;
     let mut use_d = matches!(what, "div" | "idiv");
+    let mut by_zero = false;
     for (k, w) in words.iter().enumerate() {
         let first = k == 0;
+        // the integer whose operation overflowed, if that is why this word
+        // goes to floating point
+        let mut int = None;
         if !use_d {
             if let Ok(a) = args::parse_i64(w) {
-                acc = if first {
-                    a
+                int = Some(a);
+                let next = if first {
+                    Some(a)
                 } else {
                     match what {
-                        "add" => acc.wrapping_add(a),
-                        "sub" => acc.wrapping_sub(a),
-                        "min" => acc.min(a),
-                        "max" => acc.max(a),
-                        _ => acc.wrapping_mul(a),
+                        "add" => acc.checked_add(a),
+                        "sub" => acc.checked_sub(a),
+                        "min" => Some(acc.min(a)),
+                        "max" => Some(acc.max(a)),
+                        _ => acc.checked_mul(a),
                     }
                 };
-                continue;
+                if let Some(v) = next {
+                    acc = v;
+                    continue;
+                }
             }
+            // not an integer, or the integer result overflows: on in
+            // floating point, as Click's userlevel Script goes on with a
+            // number that is not an integer
             use_d = true;
             dacc = acc as f64;
         }
-        let d = args::parse_f64(w).map_err(|_| String::from("expected list of numbers"))?;
+        let d = match int {
+            Some(a) => a as f64,
+            None => args::parse_f64(w).map_err(|_| String::from("expected list of numbers"))?,
+        };
         dacc = if first {
             d
         } else {
@@ -325,12 +357,22 @@ fn arith(what: &str, words: &[String]) -> Result<String, String> {
                 "min" => dacc.min(d),
                 "max" => dacc.max(d),
                 "mul" => dacc * d,
-                _ => dacc / d,
+                _ => {
+                    by_zero |= d == 0.0;
+                    dacc / d
+                }
             }
         };
     }
     if what == "idiv" {
-        return Ok((dacc as i64).to_string());
+        // the quotient truncated (`as` rounds toward zero), when it fits
+        return if (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&dacc) {
+            Ok((dacc as i64).to_string())
+        } else if by_zero {
+            Err("division by zero".into())
+        } else {
+            Err("result out of range".into())
+        };
     }
     Ok(if use_d {
         util::fmt_double(dacc)
@@ -339,19 +381,45 @@ fn arith(what: &str, words: &[String]) -> Result<String, String> {
     })
 }
 
-fn sprintf(param: &str) -> Result<String, String> {
+/// Click's `sprintf` handler: `FMT ARGS...` with `%d %i %u %x %X %o %s %%`,
+/// flags `0 - + # space`, a field width and a precision (at most
+/// [`MAX_FIELD`] each); the result may not grow over `max` bytes.
+fn sprintf(param: &str, max: usize) -> Result<String, String> {
     let mut rest = String::from(param);
     let fmt = args::unquote(&args::shift_word(&mut rest));
     let mut out = String::new();
     let b = fmt.as_bytes();
     let mut i = 0;
     let err = || Err::<String, String>("syntax error".into());
+    let room = |out: &String, n: usize| {
+        if out.len().saturating_add(n) > max {
+            Err(format!("result too large (over {max} bytes)"))
+        } else {
+            Ok(())
+        }
+    };
+    // a field width or precision: digits, refused past MAX_FIELD (and
+    // never overflowing on the way there)
+    let number = |i: &mut usize, what: &str| -> Result<usize, String> {
+        let mut n = 0usize;
+        while *i < b.len() && b[*i].is_ascii_digit() {
+            n = n
+                .saturating_mul(10)
+                .saturating_add(usize::from(b[*i] - b'0'));
+            *i += 1;
+        }
+        if n > MAX_FIELD {
+            return Err(format!("{what} too large (at most {MAX_FIELD})"));
+        }
+        Ok(n)
+    };
     while i < b.len() {
         if b[i] != b'%' {
             let start = i;
             while i < b.len() && b[i] != b'%' {
                 i += 1;
             }
+            room(&out, i - start)?;
             out.push_str(&fmt[start..i]);
             continue;
         }
@@ -368,20 +436,11 @@ fn sprintf(param: &str) -> Result<String, String> {
             }
             i += 1;
         }
-        let mut width = 0usize;
-        while i < b.len() && b[i].is_ascii_digit() {
-            width = width * 10 + (b[i] - b'0') as usize;
-            i += 1;
-        }
+        let width = number(&mut i, "field width")?;
         let mut prec: Option<usize> = None;
         if i < b.len() && b[i] == b'.' {
             i += 1;
-            let mut p = 0;
-            while i < b.len() && b[i].is_ascii_digit() {
-                p = p * 10 + (b[i] - b'0') as usize;
-                i += 1;
-            }
-            prec = Some(p);
+            prec = Some(number(&mut i, "precision")?);
         }
         while i < b.len() && matches!(b[i], b'h' | b'l' | b'L' | b'q') {
             i += 1;
@@ -391,7 +450,7 @@ fn sprintf(param: &str) -> Result<String, String> {
         }
         let conv = b[i];
         i += 1;
-        let body = match conv {
+        let mut body = match conv {
             b'%' => "%".to_string(),
             b'd' | b'i' => {
                 let v = args::parse_i64(&args::shift_word(&mut rest))
@@ -422,13 +481,21 @@ fn sprintf(param: &str) -> Result<String, String> {
             }
             _ => return err(),
         };
+        // a number's precision is its least number of digits, as in C
+        if let (Some(p), b'd' | b'i' | b'u' | b'x' | b'X' | b'o') = (prec, conv) {
+            let (sign, digits) = body.split_at(usize::from(body.starts_with(['-', '+'])));
+            if digits.len() < p {
+                body = format!("{sign}{}{digits}", "0".repeat(p - digits.len()));
+            }
+        }
         let len = body.chars().count();
+        room(&out, body.len().max(width))?;
         if len >= width {
             out.push_str(&body);
         } else if left {
             out.push_str(&body);
             out.extend(core::iter::repeat_n(' ', width - len));
-        } else if zero && conv != b's' {
+        } else if zero && conv != b's' && prec.is_none() {
             let (sign, digits) = if body.starts_with('-') || body.starts_with('+') {
                 body.split_at(1)
             } else {

@@ -42,6 +42,8 @@ pub struct Script {
     seed: u64,
     /// TYPE SIGNAL: the signals it runs on.
     signals: Vec<i32>,
+    /// Runs in progress, one inside the other (`$(run)` in the script).
+    run_depth: u32,
 }
 
 impl Script {
@@ -58,8 +60,22 @@ impl Script {
             run_write: false,
             seed: 0x2545_F491_4F6C_DD1D,
             signals: Vec::new(),
+            run_depth: 0,
         }
     }
+}
+
+/// Click's private read handlers (`Handler::h_read_private`): `cat`
+/// reads any file and `kill` signals any process, so only the script
+/// itself reaches them (`$(cat F)`, `$(kill 15 $pid)`, `read kill ...`).
+/// From outside the configuration (a ControlSocket, `clickos run -h`,
+/// the instance mailbox) they do not exist, as Click's ControlSocket
+/// answers for a handler that is not visible. (Click also lets another
+/// element of the configuration call them; here calls from elements and
+/// from outside take the same path through the router, so they stay the
+/// script's own.)
+fn is_private(h: &str) -> bool {
+    matches!(h, "cat" | "kill")
 }
 
 const DESCRIPTION: &str = "Runs a script of instructions, one per argument.\n\n\
@@ -77,8 +93,8 @@ Expressions: `$VAR`, `${VAR}`, `$(HANDLER [ARGS])` (for example `$(c.count)`, `$
 `$(now)`, `$(random [N1 [N2]])`, `$(get VAR)`, `$(shift VAR)` (removes and returns VAR's first \
 word), `$(cat FILE)` (the contents of FILE; only the script itself can call it), \
 `$(S.run ARGS)` (runs Script S with `$1`... set to ARGS and returns its `return` value), \
-`$(kill SIGNO PID...)` (sends a signal)), `$?` (last write status), `$args`, `$0`..`$9`, `$$` \
-(the process id).\n\n\
+`$(kill SIGNO PID...)` (sends a signal; only the script itself can call it)), `$?` (last \
+write status), `$args`, `$0`..`$9`, `$$` (the process id).\n\n\
 Keyword `TYPE`: `ACTIVE` (default: runs at initialization), `PASSIVE` (runs only through \
 handlers), `PROXY` (any unknown write handler runs the script, with `$0` the handler name and \
 `$args` the value), `DRIVER` (manages stop requests, like DriverManager), `PACKET` (runs once \
@@ -88,7 +104,12 @@ signals arrives, named as `INT`, `SIGUSR1` or by number; while a SIGNAL script w
 signal, the driver does not apply the signal's default action, such as stopping on INT. A script \
 that ends with `end` waits for the next signal; one that ends otherwise, with `exit` say, does \
 not, and the next such signal has its default effect). Only PACKET scripts may have ports; a \
-Script with ports and no TYPE is a PACKET script.";
+Script with ports and no TYPE is a PACKET script.\n\n\
+Limits: a value (a variable, an expansion, a handler's result) holds at most the router's \
+handler value limit (16 MiB), and one that would grow past it is an error and empty; \
+`sprintf` field widths and precisions are at most 4096; `run` nests at most 8 deep. Integer \
+arithmetic that overflows goes on in floating point, as numbers too large for an integer do; \
+`idiv` and `mod` by zero are errors.";
 
 const HANDLERS: &[HandlerDoc] = &[
     HandlerDoc {
@@ -285,7 +306,7 @@ impl Element for Script {
 
     fn read_handler(&mut self, name: &str, cx: &Ctx) -> Option<HandlerResult<String>> {
         if name == "run" {
-            return Some(Ok(self.run_from_start(name, "", false, cx)));
+            return Some(self.run_from_start(name, "", false, cx));
         }
         for (k, insn) in self.insns.iter().enumerate() {
             let _ = k;
@@ -297,8 +318,8 @@ impl Element for Script {
                 }
             }
         }
-        if name == "cat" {
-            return None; // private
+        if is_private(name) {
+            return None;
         }
         self.own_read(name, "", cx)
     }
@@ -309,8 +330,7 @@ impl Element for Script {
         param: &str,
         cx: &Ctx,
     ) -> Option<HandlerResult<String>> {
-        if name == "cat" {
-            // Click's private handler: not reachable from outside
+        if is_private(name) {
             return None;
         }
         self.own_read(name, param, cx)
@@ -354,7 +374,9 @@ impl Element for Script {
                 Some(Ok(()))
             }
             "run" => {
-                self.run_from_start(name, value, true, cx);
+                if let Err(m) = self.run_from_start(name, value, true, cx) {
+                    return Some(Err(m));
+                }
                 // a SIGNAL script that reached `end` waits for the next one
                 if self.ty == Ty::Signal
                     && matches!(self.insns.get(self.pos).map(|i| i.op), Some(Op::End))
@@ -371,13 +393,15 @@ impl Element for Script {
                 if var.is_empty() {
                     return Some(Err("no variable".into()));
                 }
+                if v.len() > cx.max_handler_value() {
+                    return Some(Err("value too large".into()));
+                }
                 let i = self.find_var(&var, true).unwrap_or(0);
                 self.vars[i].1 = v;
                 Some(Ok(()))
             }
             _ if self.ty == Ty::Proxy => {
-                self.run_from_start(name, value, true, cx);
-                Some(Ok(()))
+                Some(self.run_from_start(name, value, true, cx).map(|_| ()))
             }
             _ => None,
         }

@@ -12,6 +12,11 @@ use click_lang::args;
 /// Jumps one run may take before the script is given up as looping.
 const MAX_JUMPS: u32 = 1000;
 
+/// Runs of one script inside each other (`return $(run ...)` in the script
+/// itself) before the innermost is refused: recursion ends with an error,
+/// not a stack overflow (the micro-VM guest has a 64 KiB stack).
+const MAX_RUN_DEPTH: u32 = 8;
+
 /// What makes the script step: its timer, a stop request reaching a
 /// DRIVER script (`step router`), a `step` write, or a run from the top
 /// or a label (`run`, `goto`, a packet).
@@ -314,19 +319,28 @@ impl Script {
             .and_then(|n| usize::try_from(n).ok())
     }
 
+    /// Runs the script from the top (the `run` handler), with `$args`
+    /// `value`; its `return` value.
     pub(super) fn run_from_start(
         &mut self,
         name: &str,
         value: &str,
         write: bool,
         cx: &Ctx,
-    ) -> String {
+    ) -> Result<String, String> {
+        if self.run_depth >= MAX_RUN_DEPTH {
+            return Err(format!(
+                "runs nested too deeply (more than {MAX_RUN_DEPTH})"
+            ));
+        }
         self.run_name = name.to_string();
         self.run_args = value.to_string();
         self.run_write = write;
         self.pos = 0;
         let mut e = Errh::new(cx);
+        self.run_depth += 1;
         self.step(0, Step::Jump, 0, cx, &mut e);
-        self.complete_step()
+        self.run_depth -= 1;
+        Ok(self.complete_step())
     }
 }
