@@ -897,3 +897,14 @@ fn counter_batch_of_32_infinite_source_packets() {
     assert_eq!(r.read("c.count"), "32");
     assert_eq!(r.read("c.byte_count"), "4416");
 }
+
+#[test]
+fn staticswitch_output_cannot_be_changed() {
+    clear_collected();
+    let r = router("Idle -> s :: StaticSwitch(1); s[0] -> a :: Collect; s[1] -> b :: Collect;");
+    assert!(r.write("s.switch", "0").is_err());
+    assert!(r.router.read_handler("s.switch").is_err());
+    r.inject("s", 0, &[pkt(1, 60), pkt(2, 60)]);
+    assert_eq!(ids(&collected_data("b")), vec![1, 2]);
+    assert!(collected("a").is_empty());
+}
