@@ -190,7 +190,10 @@ fn handler_writes_rewrite_the_configuration() {
     assert_eq!(r.read("e.src"), "00-01-02-03-04-05");
     assert_eq!(r.read("e.dst"), "00-00-00-00-00-07");
     r.write("e.src", "00:00:00:00:00:08").unwrap();
-    assert_eq!(r.read("e.config"), "0x0800, 00:00:00:00:00:08, 00:00:00:00:00:07");
+    assert_eq!(
+        r.read("e.config"),
+        "0x0800, 00:00:00:00:00:08, 00:00:00:00:00:07"
+    );
     r.write("v.vlan_tci", "7").unwrap();
     assert_eq!(r.read("v.config"), "VLAN_PCP 3, VLAN_TCI 7");
     assert_eq!(r.read("v.vlan_tci"), ((3 << 13) | 7).to_string());
