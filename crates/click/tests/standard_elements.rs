@@ -908,3 +908,53 @@ fn staticswitch_output_cannot_be_changed() {
     assert_eq!(ids(&collected_data("b")), vec![1, 2]);
     assert!(collected("a").is_empty());
 }
+
+#[test]
+fn counter_bit_rate_is_eight_times_the_byte_rate() {
+    let r = router(
+        "s :: RatedSource(RATE 1000, LIMIT 500) -> c :: Counter -> a :: AverageCounter -> Discard;",
+    );
+    r.run();
+    let f = |h: &str| -> f64 { r.read(h).parse().unwrap() };
+    let (bytes, bits) = (f("c.byte_rate"), f("c.bit_rate"));
+    assert!(bytes > 1000.0, "{bytes}");
+    assert!(
+        (bits - 8.0 * bytes).abs() <= 8.0,
+        "bit_rate {bits}, byte_rate {bytes}"
+    );
+    let (bytes, bits) = (f("a.byte_rate"), f("a.bit_rate"));
+    assert!(bytes > 1000.0, "{bytes}");
+    assert!(
+        (bits - 8.0 * bytes).abs() <= 8.0,
+        "bit_rate {bits}, byte_rate {bytes}"
+    );
+    // 500 packets of 69 bytes over 499 ms
+    assert_eq!(r.read("a.count"), "500");
+    assert_eq!(r.read("a.byte_count"), "34500");
+    r.write("a.reset", "").unwrap();
+    assert_eq!(r.read("a.count"), "0");
+    assert_eq!(r.read("a.byte_count"), "0");
+}
+
+#[test]
+fn counter_count_call_fires_once_when_the_count_reaches_it() {
+    // c.count_call calls c2.reset: c2 shows whether (and when) it fired.
+    let r = router("Idle -> c :: Counter -> c2 :: Counter -> Discard;");
+    let five: Vec<Vec<u8>> = (0..5).map(|i| pkt(i, 60)).collect();
+    r.inject("c", 0, &five);
+    // A trigger at the current count does not fire on the next packet
+    // (Click's Counter fires when the count becomes N).
+    r.write("c.count_call", "5 c2.reset").unwrap();
+    r.inject("c", 0, &five[..1]);
+    assert_eq!(r.read("c2.count"), "6");
+    r.write("c.count_call", "8 c2.reset").unwrap();
+    assert_eq!(r.read("c.count_call"), "8");
+    r.inject("c", 0, &five[..1]);
+    assert_eq!(r.read("c2.count"), "7");
+    // the 8th packet fires it before passing on: c2 was reset, then counted it
+    r.inject("c", 0, &five[..1]);
+    assert_eq!(r.read("c2.count"), "1");
+    // and only once
+    r.inject("c", 0, &five[..2]);
+    assert_eq!(r.read("c2.count"), "3");
+}
