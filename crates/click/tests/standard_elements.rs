@@ -958,3 +958,15 @@ fn counter_count_call_fires_once_when_the_count_reaches_it() {
     r.inject("c", 0, &five[..2]);
     assert_eq!(r.read("c2.count"), "3");
 }
+
+#[test]
+fn paint_config_follows_color_writes_and_priosched_takes_no_arguments() {
+    let r = router("Idle -> p :: Paint(3) -> Discard; Idle -> q :: Paint(4, 19) -> Discard;");
+    assert_eq!(r.read("p.config"), "3");
+    assert_eq!(r.read("q.config"), "4, 19");
+    r.write("p.color", "7").unwrap();
+    assert_eq!(r.read("p.config"), "7");
+    assert_eq!(r.read("p.color"), "7");
+    let e = config_error("Idle -> Queue -> PrioSched(3) -> Discard;");
+    assert!(e.contains("PrioSched"), "{e}");
+}
