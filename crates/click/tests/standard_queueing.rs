@@ -884,3 +884,51 @@ fn queue_lowering_capacity_keeps_the_oldest() {
     r.run();
     assert_eq!(ids(&collected_data("out")), vec![0, 1]);
 }
+
+#[test]
+fn zero_capacity_queue_drops_quietly_and_wakes_nobody() {
+    clear_collected();
+    let r = router(
+        "Idle -> q :: Queue(0) -> u :: Unqueue -> out :: Collect; q[1] -> drops :: Collect;",
+    );
+    r.run();
+    assert_eq!(r.router.run_pass(), RunState::Idle(None));
+    r.inject("q", 0, &[pkt(1, 60), pkt(2, 60)]);
+    assert_eq!(ids(&collected_data("drops")), vec![1, 2]);
+    assert_eq!(r.read("q.drops"), "2");
+    // Click prints `overflow` only for a queue that can hold something.
+    assert_eq!(r.stderr(), "");
+    // The queue stayed empty: the Unqueue was not woken.
+    assert_eq!(r.router.run_pass(), RunState::Idle(None));
+    assert!(collected("out").is_empty());
+}
+
+/// Queue, SimpleQueue and FullNoteQueue are full notifiers: InfiniteSource
+/// sleeps while they are full and nothing is dropped. NotifierQueue,
+/// FrontDropQueue and MixedQueue are not: the source keeps pushing and
+/// the queue drops.
+#[test]
+fn which_queues_are_full_notifiers() {
+    for (class, full_notifier) in [
+        ("Queue", true),
+        ("SimpleQueue", true),
+        ("FullNoteQueue", true),
+        ("NotifierQueue", false),
+        ("FrontDropQueue", false),
+        ("MixedQueue", false),
+    ] {
+        let r = router(&format!(
+            "s :: InfiniteSource(LIMIT 50, LENGTH 60) -> q :: {class}(5) -> u :: Unqueue(ACTIVE false) -> Discard; {}",
+            if class == "MixedQueue" { "Idle -> [1]q;" } else { "" }
+        ));
+        r.run_passes(200);
+        assert_eq!(r.read("q.length"), "5", "{class}");
+        if full_notifier {
+            assert_eq!(r.read("q.drops"), "0", "{class}");
+            assert_eq!(r.read("s.count"), "5", "{class}: the source slept");
+        } else {
+            assert_eq!(r.read("q.drops"), "45", "{class}");
+            assert_eq!(r.read("s.count"), "50", "{class}");
+        }
+    }
+}
