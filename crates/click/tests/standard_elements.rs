@@ -970,3 +970,31 @@ fn paint_config_follows_color_writes_and_priosched_takes_no_arguments() {
     let e = config_error("Idle -> Queue -> PrioSched(3) -> Discard;");
     assert!(e.contains("PrioSched"), "{e}");
 }
+
+#[test]
+fn pulltee_copies_to_its_push_outputs_and_checks_its_argument() {
+    clear_collected();
+    let r = router(
+        "Idle -> q :: Queue -> t :: PullTee(3) -> u :: Unqueue -> out :: Collect;
+         t[1] -> c1 :: Collect; t[2] -> c2 :: Collect;",
+    );
+    r.inject("q", 0, &[pkt(1, 60), pkt(2, 61)]);
+    r.run();
+    for s in ["out", "c1", "c2"] {
+        assert_eq!(ids(&collected_data(s)), vec![1, 2], "{s}");
+    }
+    let e = config_error(
+        "Idle -> Queue -> t :: PullTee(2) -> Unqueue -> Discard; t[1] -> Discard; t[2] -> Discard;",
+    );
+    assert!(e.contains("3 outputs implies 3 arms"), "{e}");
+}
+
+#[test]
+fn hashswitch_hashes_a_packet_exactly_offset_plus_length_long() {
+    clear_collected();
+    let r = router("Idle -> h :: HashSwitch(2, 1); h[0] -> a0 :: Collect; h[1] -> a1 :: Collect; h[2] -> a2 :: Collect;");
+    // 3 bytes: byte 2 is the last one; 5 % 3 = 2
+    r.inject("h", 0, &[vec![0, 7, 5]]);
+    assert_eq!(collected_data("a2"), vec![vec![0, 7, 5]]);
+    assert!(collected("a0").is_empty());
+}
