@@ -998,3 +998,29 @@ fn hashswitch_hashes_a_packet_exactly_offset_plus_length_long() {
     assert_eq!(collected_data("a2"), vec![vec![0, 7, 5]]);
     assert!(collected("a0").is_empty());
 }
+
+#[test]
+fn switches_config_follows_switch_writes() {
+    let r = router(
+        "Idle -> s :: Switch(1); s[0] -> Discard; s[1] -> Discard;
+         Idle -> q0 :: Queue; Idle -> q1 :: Queue;
+         q0 -> [0]ps :: PullSwitch(1); q1 -> [1]ps; ps -> Unqueue -> Discard;
+         q0x :: Queue; q1x :: Queue; Idle -> q0x; Idle -> q1x;
+         q0x -> [0]sps :: SimplePullSwitch(1); q1x -> [1]sps; sps -> Unqueue -> Discard;",
+    );
+    for e in ["s", "ps", "sps"] {
+        assert_eq!(r.read(&format!("{e}.config")), "1", "{e}");
+        r.write(&format!("{e}.switch"), "0").unwrap();
+        assert_eq!(r.read(&format!("{e}.config")), "0", "{e}");
+        assert_eq!(r.read(&format!("{e}.switch")), "0", "{e}");
+    }
+}
+
+#[test]
+fn pullswitch_pulls_from_a_source_without_a_notifier() {
+    clear_collected();
+    let r =
+        router("InfiniteSource(LENGTH 60, LIMIT 3) -> PullSwitch(0) -> Unqueue -> out :: Collect;");
+    r.run_passes(50);
+    assert_eq!(collected("out").len(), 3);
+}
