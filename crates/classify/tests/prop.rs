@@ -1,5 +1,7 @@
-//! Property tests: compiled programs agree with the reference evaluator,
-//! and nothing panics on arbitrary patterns or packets.
+//! Property tests: compiled programs agree with the crate's reference
+//! evaluator (over the same parsed tree, so a parser bug passes here: see
+//! oracle.rs for the independent oracle), also on truncated packets, and
+//! nothing panics on arbitrary patterns or packets.
 
 use click_classify::Program;
 use proptest::prelude::*;

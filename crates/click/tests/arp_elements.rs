@@ -934,3 +934,60 @@ fn arptable_errors_and_config() {
     ));
     assert_eq!(r.read("q.ipaddr"), "10.0.0.1");
 }
+
+/// In a batch, packets for known or special addresses go out output 0 and
+/// queries out output 1, each in order: the batch is split by output.
+#[test]
+fn arpquerier_batch_splits_by_output() {
+    let ip = |d: Ip4, n: u8| udp_to(d, n);
+    let pkts = vec![
+        ip([10, 0, 0, 255], 1),
+        ip([10, 0, 0, 2], 2),
+        ip([224, 0, 0, 9], 3),
+        ip([10, 0, 0, 3], 4),
+        ip([10, 0, 0, 2], 5),
+        ip([255, 255, 255, 255], 6),
+        ip([10, 0, 0, 4], 8),
+    ];
+    let (_r, seen) = run_both(
+        "src :: BatchSrc -> CheckIPHeader -> [0]q :: ARPQuerier(10.0.0.1/24, 00:00:C0:AE:67:EF);
+         Idle -> [1]q; q[0] -> out :: Collect; q[1] -> qs :: Collect;",
+        &pkts,
+        &["out", "qs"],
+    );
+    let data = |i: usize| -> Vec<Vec<u8>> { seen[i].iter().map(|s| s.data.clone()).collect() };
+    assert_eq!(
+        data(0),
+        vec![
+            framed(BCAST, &ip([10, 0, 0, 255], 1)),
+            framed([1, 0, 0x5e, 0, 0, 9], &ip([224, 0, 0, 9], 3)),
+            framed(BCAST, &ip([255, 255, 255, 255], 6)),
+        ]
+    );
+    assert_eq!(
+        data(1),
+        vec![
+            query([10, 0, 0, 2]),
+            query([10, 0, 0, 3]),
+            query([10, 0, 0, 4])
+        ]
+    );
+}
+
+/// Pulled through: queries for our addresses come back as replies, the
+/// rest go out output 1 (pushed), unchanged.
+#[test]
+fn arpresponder_in_pull_context() {
+    clear_collected();
+    let r = router(
+        "Idle -> q :: Queue -> ar :: ARPResponder(10.0.0.1 00:00:C0:AE:67:EF) -> u :: Unqueue -> rep :: Collect;
+         ar[1] -> other :: Collect;",
+    );
+    let mine = arp_request(A, [10, 0, 0, 9], [10, 0, 0, 1]);
+    let not_mine = arp_request(A, [10, 0, 0, 9], [10, 0, 0, 7]);
+    r.inject("q", 0, &[mine.clone(), not_mine.clone(), mine]);
+    r.run();
+    let reply = arp_reply(ME, [10, 0, 0, 1], A, [10, 0, 0, 9]);
+    assert_eq!(collected_data("rep"), vec![reply.clone(), reply]);
+    assert_eq!(collected_data("other"), vec![not_mine]);
+}

@@ -172,3 +172,29 @@ fn hostetherfilter_packet_types() {
     assert_eq!(collected("o").len(), pkts.len() - own - short);
     drop(r);
 }
+
+/// Writing a handler rewrites the configuration the way Click's
+/// reconfigure_keyword_handler does: in place when the argument is there
+/// (by keyword or position), appended as a keyword after keyword
+/// arguments, and an argument that merely equals a keyword's name (an
+/// AddressInfo called SRC) is not that keyword.
+#[test]
+fn handler_writes_rewrite_the_configuration() {
+    let r = router(
+        "AddressInfo(SRC 00:01:02:03:04:05);
+         Idle -> e :: EtherEncap(0x0800, SRC, 00:01:02:03:04:06) -> Discard;
+         Idle -> v :: VLANEncap(VLAN_PCP 3) -> Discard;",
+    );
+    r.write("e.dst", "00:00:00:00:00:07").unwrap();
+    assert_eq!(r.read("e.config"), "0x0800, SRC, 00:00:00:00:00:07");
+    assert_eq!(r.read("e.src"), "00-01-02-03-04-05");
+    assert_eq!(r.read("e.dst"), "00-00-00-00-00-07");
+    r.write("e.src", "00:00:00:00:00:08").unwrap();
+    assert_eq!(
+        r.read("e.config"),
+        "0x0800, 00:00:00:00:00:08, 00:00:00:00:00:07"
+    );
+    r.write("v.vlan_tci", "7").unwrap();
+    assert_eq!(r.read("v.config"), "VLAN_PCP 3, VLAN_TCI 7");
+    assert_eq!(r.read("v.vlan_tci"), ((3 << 13) | 7).to_string());
+}

@@ -810,3 +810,217 @@ fn pullers_declared_before_their_queues_sleep() {
     assert_eq!(r.read("c2.count"), "1");
     assert_eq!(r.router.run_pass(), RunState::Idle(None));
 }
+
+/// A packet of `len` bytes with id `id` in bytes 0..2 and `v` at byte 2.
+fn pkt_with(id: u16, v: u8, len: usize) -> Vec<u8> {
+    let mut d = pkt(id, len);
+    d[2] = v;
+    d
+}
+
+#[test]
+fn hashswitch_sends_each_packet_out_the_output_its_sum_names() {
+    // Three outputs: `sum % 3`; two and four: `(sum ^ (sum >> 4)) & (N - 1)`.
+    // The sum is of bytes 2..4 (byte 3 is 0), so it is the byte at 2.
+    clear_collected();
+    let r = router(
+        "Idle -> h3 :: HashSwitch(2, 2); h3[0] -> a0 :: Collect; h3[1] -> a1 :: Collect; h3[2] -> a2 :: Collect;
+         Idle -> h4 :: HashSwitch(2, 2); h4[0] -> b0 :: Collect; h4[1] -> b1 :: Collect; h4[2] -> b2 :: Collect; h4[3] -> b3 :: Collect;",
+    );
+    let vals: Vec<u8> = vec![0, 1, 2, 3, 4, 5, 17, 200, 255, 16, 33];
+    let pk: Vec<Vec<u8>> = vals
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| pkt_with(i as u16, v, 60))
+        .collect();
+    r.inject("h3", 0, &pk);
+    r.inject("h4", 0, &pk);
+    for (n, prefix) in [(3usize, "a"), (4, "b")] {
+        for out in 0..n {
+            let want: Vec<u16> = vals
+                .iter()
+                .enumerate()
+                .filter(|(_, &v)| {
+                    let s = v as usize;
+                    let o = if n == 4 { (s ^ (s >> 4)) & 3 } else { s % n };
+                    o == out
+                })
+                .map(|(i, _)| i as u16)
+                .collect();
+            let name = format!("{}{}", prefix, out);
+            assert_eq!(
+                ids(&collected_data(&name)),
+                want,
+                "HashSwitch output {}",
+                name
+            );
+        }
+    }
+    // Too short for OFFSET + LENGTH: output 0.
+    clear_collected();
+    r.inject("h3", 0, &[pkt_with(99, 2, 3)]);
+    assert_eq!(ids(&collected_data("a0")), vec![99]);
+    assert!(collected("a2").is_empty());
+}
+
+#[test]
+fn counter_counts_every_packet_and_byte_of_a_batch() {
+    // Unqueue(BURST 32) pushes batches of up to 32 packets into the Counter;
+    // packets of different lengths make a missed packet show in byte_count.
+    clear_collected();
+    let r = router(
+        "Idle -> q :: Queue(100) -> u :: Unqueue(BURST 32) -> c :: Counter -> a :: AverageCounter -> out :: Collect;",
+    );
+    let pk: Vec<Vec<u8>> = (0..70u16).map(|i| pkt(i, 60 + i as usize)).collect();
+    let want_bytes: usize = pk.iter().map(|p| p.len()).sum();
+    r.inject("q", 0, &pk);
+    r.run();
+    assert_eq!(ids(&collected_data("out")), (0..70).collect::<Vec<u16>>());
+    assert_eq!(r.read("c.count"), "70");
+    assert_eq!(r.read("c.byte_count"), want_bytes.to_string());
+    assert_eq!(r.read("a.count"), "70");
+    assert_eq!(r.read("a.byte_count"), want_bytes.to_string());
+    // One packet at a time gives the same counts.
+    r.write("c.reset", "").unwrap();
+    r.inject("c", 0, &pk[..3]);
+    assert_eq!(r.read("c.count"), "3");
+    assert_eq!(r.read("c.byte_count"), (60 + 61 + 62).to_string());
+}
+
+#[test]
+fn counter_batch_of_32_infinite_source_packets() {
+    // The issue's figure: 32 packets of 138 bytes in one batch are 4416 bytes.
+    let r = router(
+        "InfiniteSource(LENGTH 138, LIMIT 32, BURST 32, STOP true) -> c :: Counter -> Discard;",
+    );
+    r.run();
+    assert_eq!(r.read("c.count"), "32");
+    assert_eq!(r.read("c.byte_count"), "4416");
+}
+
+#[test]
+fn staticswitch_output_cannot_be_changed() {
+    clear_collected();
+    let r = router("Idle -> s :: StaticSwitch(1); s[0] -> a :: Collect; s[1] -> b :: Collect;");
+    assert!(r.write("s.switch", "0").is_err());
+    assert!(r.router.read_handler("s.switch").is_err());
+    r.inject("s", 0, &[pkt(1, 60), pkt(2, 60)]);
+    assert_eq!(ids(&collected_data("b")), vec![1, 2]);
+    assert!(collected("a").is_empty());
+}
+
+#[test]
+fn counter_bit_rate_is_eight_times_the_byte_rate() {
+    let r = router(
+        "s :: RatedSource(RATE 1000, LIMIT 500) -> c :: Counter -> a :: AverageCounter -> Discard;",
+    );
+    r.run();
+    let f = |h: &str| -> f64 { r.read(h).parse().unwrap() };
+    let (bytes, bits) = (f("c.byte_rate"), f("c.bit_rate"));
+    assert!(bytes > 1000.0, "{bytes}");
+    assert!(
+        (bits - 8.0 * bytes).abs() <= 8.0,
+        "bit_rate {bits}, byte_rate {bytes}"
+    );
+    let (bytes, bits) = (f("a.byte_rate"), f("a.bit_rate"));
+    assert!(bytes > 1000.0, "{bytes}");
+    assert!(
+        (bits - 8.0 * bytes).abs() <= 8.0,
+        "bit_rate {bits}, byte_rate {bytes}"
+    );
+    // 500 packets of 69 bytes over 499 ms
+    assert_eq!(r.read("a.count"), "500");
+    assert_eq!(r.read("a.byte_count"), "34500");
+    r.write("a.reset", "").unwrap();
+    assert_eq!(r.read("a.count"), "0");
+    assert_eq!(r.read("a.byte_count"), "0");
+}
+
+#[test]
+fn counter_count_call_fires_once_when_the_count_reaches_it() {
+    // c.count_call calls c2.reset: c2 shows whether (and when) it fired.
+    let r = router("Idle -> c :: Counter -> c2 :: Counter -> Discard;");
+    let five: Vec<Vec<u8>> = (0..5).map(|i| pkt(i, 60)).collect();
+    r.inject("c", 0, &five);
+    // A trigger at the current count does not fire on the next packet
+    // (Click's Counter fires when the count becomes N).
+    r.write("c.count_call", "5 c2.reset").unwrap();
+    r.inject("c", 0, &five[..1]);
+    assert_eq!(r.read("c2.count"), "6");
+    r.write("c.count_call", "8 c2.reset").unwrap();
+    assert_eq!(r.read("c.count_call"), "8");
+    r.inject("c", 0, &five[..1]);
+    assert_eq!(r.read("c2.count"), "7");
+    // the 8th packet fires it before passing on: c2 was reset, then counted it
+    r.inject("c", 0, &five[..1]);
+    assert_eq!(r.read("c2.count"), "1");
+    // and only once
+    r.inject("c", 0, &five[..2]);
+    assert_eq!(r.read("c2.count"), "3");
+}
+
+#[test]
+fn paint_config_follows_color_writes_and_priosched_takes_no_arguments() {
+    let r = router("Idle -> p :: Paint(3) -> Discard; Idle -> q :: Paint(4, 19) -> Discard;");
+    assert_eq!(r.read("p.config"), "3");
+    assert_eq!(r.read("q.config"), "4, 19");
+    r.write("p.color", "7").unwrap();
+    assert_eq!(r.read("p.config"), "7");
+    assert_eq!(r.read("p.color"), "7");
+    let e = config_error("Idle -> Queue -> PrioSched(3) -> Discard;");
+    assert!(e.contains("PrioSched"), "{e}");
+}
+
+#[test]
+fn pulltee_copies_to_its_push_outputs_and_checks_its_argument() {
+    clear_collected();
+    let r = router(
+        "Idle -> q :: Queue -> t :: PullTee(3) -> u :: Unqueue -> out :: Collect;
+         t[1] -> c1 :: Collect; t[2] -> c2 :: Collect;",
+    );
+    r.inject("q", 0, &[pkt(1, 60), pkt(2, 61)]);
+    r.run();
+    for s in ["out", "c1", "c2"] {
+        assert_eq!(ids(&collected_data(s)), vec![1, 2], "{s}");
+    }
+    let e = config_error(
+        "Idle -> Queue -> t :: PullTee(2) -> Unqueue -> Discard; t[1] -> Discard; t[2] -> Discard;",
+    );
+    assert!(e.contains("3 outputs implies 3 arms"), "{e}");
+}
+
+#[test]
+fn hashswitch_hashes_a_packet_exactly_offset_plus_length_long() {
+    clear_collected();
+    let r = router("Idle -> h :: HashSwitch(2, 1); h[0] -> a0 :: Collect; h[1] -> a1 :: Collect; h[2] -> a2 :: Collect;");
+    // 3 bytes: byte 2 is the last one; 5 % 3 = 2
+    r.inject("h", 0, &[vec![0, 7, 5]]);
+    assert_eq!(collected_data("a2"), vec![vec![0, 7, 5]]);
+    assert!(collected("a0").is_empty());
+}
+
+#[test]
+fn switches_config_follows_switch_writes() {
+    let r = router(
+        "Idle -> s :: Switch(1); s[0] -> Discard; s[1] -> Discard;
+         Idle -> q0 :: Queue; Idle -> q1 :: Queue;
+         q0 -> [0]ps :: PullSwitch(1); q1 -> [1]ps; ps -> Unqueue -> Discard;
+         q0x :: Queue; q1x :: Queue; Idle -> q0x; Idle -> q1x;
+         q0x -> [0]sps :: SimplePullSwitch(1); q1x -> [1]sps; sps -> Unqueue -> Discard;",
+    );
+    for e in ["s", "ps", "sps"] {
+        assert_eq!(r.read(&format!("{e}.config")), "1", "{e}");
+        r.write(&format!("{e}.switch"), "0").unwrap();
+        assert_eq!(r.read(&format!("{e}.config")), "0", "{e}");
+        assert_eq!(r.read(&format!("{e}.switch")), "0", "{e}");
+    }
+}
+
+#[test]
+fn pullswitch_pulls_from_a_source_without_a_notifier() {
+    clear_collected();
+    let r =
+        router("InfiniteSource(LENGTH 60, LIMIT 3) -> PullSwitch(0) -> Unqueue -> out :: Collect;");
+    r.run_passes(50);
+    assert_eq!(collected("out").len(), 3);
+}

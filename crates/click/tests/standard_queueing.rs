@@ -798,3 +798,137 @@ fn token_buckets_start_full() {
     run_until(&r, r.clock.now().add_nsec(SEC / 2));
     assert_eq!(count(&r, "c.count"), 3);
 }
+
+// ---- Queue / SimpleQueue: which packet is dropped ------------------------
+
+/// Fills `class`(3) with five packets, one at a time or as one batch,
+/// and checks that the two arriving last were dropped (out output 1) and
+/// the first three are pulled, in order.
+fn tail_drop(class: &str, batched: bool) {
+    clear_collected();
+    let cfg = if batched {
+        // Unqueue pushes the five packets on as one batch.
+        format!(
+            "Idle -> src :: Queue(10) -> Unqueue(BURST 32) -> q :: {}(3); q[1] -> drops :: Collect; \
+             q -> u :: Unqueue(BURST 0, ACTIVE false) -> out :: Collect;",
+            class
+        )
+    } else {
+        format!(
+            "Idle -> src :: {}(3); src[1] -> drops :: Collect; \
+             src -> u :: Unqueue(BURST 0, ACTIVE false) -> out :: Collect;",
+            class
+        )
+    };
+    let r = router(&cfg);
+    let pk: Vec<Vec<u8>> = (0..5).map(|i| pkt(i, 60)).collect();
+    r.inject("src", 0, &pk);
+    r.run();
+    let q = if batched { "q" } else { "src" };
+    assert_eq!(
+        ids(&collected_data("drops")),
+        vec![3, 4],
+        "{} dropped",
+        class
+    );
+    assert_eq!(r.read(&format!("{}.length", q)), "3");
+    assert_eq!(r.read(&format!("{}.drops", q)), "2");
+    assert_eq!(r.read(&format!("{}.highwater_length", q)), "3");
+    r.write("u.active", "true").unwrap();
+    r.run();
+    assert_eq!(ids(&collected_data("out")), vec![0, 1, 2], "{} kept", class);
+    assert_eq!(r.read(&format!("{}.length", q)), "0");
+    assert_eq!(r.read(&format!("{}.drops", q)), "2");
+}
+
+#[test]
+fn queue_drops_the_arriving_packet_when_full() {
+    tail_drop("Queue", false);
+    tail_drop("Queue", true);
+}
+
+#[test]
+fn simplequeue_drops_the_arriving_packet_when_full() {
+    tail_drop("SimpleQueue", false);
+    tail_drop("SimpleQueue", true);
+}
+
+#[test]
+fn notifierqueue_drops_the_arriving_packet_when_full() {
+    tail_drop("NotifierQueue", false);
+}
+
+#[test]
+fn queue_without_drop_output_still_drops_the_arriving_packet() {
+    clear_collected();
+    let r = router(
+        "Idle -> q :: SimpleQueue(2) -> u :: Unqueue(BURST 0, ACTIVE false) -> out :: Collect;",
+    );
+    r.inject("q", 0, &[pkt(1, 60), pkt(2, 60), pkt(3, 60)]);
+    assert_eq!(r.read("q.drops"), "1");
+    r.write("u.active", "true").unwrap();
+    r.run();
+    assert_eq!(ids(&collected_data("out")), vec![1, 2]);
+}
+
+#[test]
+fn queue_lowering_capacity_keeps_the_oldest() {
+    clear_collected();
+    let r =
+        router("Idle -> q :: Queue(5) -> u :: Unqueue(BURST 0, ACTIVE false) -> out :: Collect;");
+    let pk: Vec<Vec<u8>> = (0..4).map(|i| pkt(i, 60)).collect();
+    r.inject("q", 0, &pk);
+    r.write("q.capacity", "2").unwrap();
+    assert_eq!(r.read("q.length"), "2");
+    r.write("u.active", "true").unwrap();
+    r.run();
+    assert_eq!(ids(&collected_data("out")), vec![0, 1]);
+}
+
+#[test]
+fn zero_capacity_queue_drops_quietly_and_wakes_nobody() {
+    clear_collected();
+    let r = router(
+        "Idle -> q :: Queue(0) -> u :: Unqueue -> out :: Collect; q[1] -> drops :: Collect;",
+    );
+    r.run();
+    assert_eq!(r.router.run_pass(), RunState::Idle(None));
+    r.inject("q", 0, &[pkt(1, 60), pkt(2, 60)]);
+    assert_eq!(ids(&collected_data("drops")), vec![1, 2]);
+    assert_eq!(r.read("q.drops"), "2");
+    // Click prints `overflow` only for a queue that can hold something.
+    assert_eq!(r.stderr(), "");
+    // The queue stayed empty: the Unqueue was not woken.
+    assert_eq!(r.router.run_pass(), RunState::Idle(None));
+    assert!(collected("out").is_empty());
+}
+
+/// Queue, SimpleQueue and FullNoteQueue are full notifiers: InfiniteSource
+/// sleeps while they are full and nothing is dropped. NotifierQueue,
+/// FrontDropQueue and MixedQueue are not: the source keeps pushing and
+/// the queue drops.
+#[test]
+fn which_queues_are_full_notifiers() {
+    for (class, full_notifier) in [
+        ("Queue", true),
+        ("SimpleQueue", true),
+        ("FullNoteQueue", true),
+        ("NotifierQueue", false),
+        ("FrontDropQueue", false),
+        ("MixedQueue", false),
+    ] {
+        let r = router(&format!(
+            "s :: InfiniteSource(LIMIT 50, LENGTH 60) -> q :: {class}(5) -> u :: Unqueue(ACTIVE false) -> Discard; {}",
+            if class == "MixedQueue" { "Idle -> [1]q;" } else { "" }
+        ));
+        r.run_passes(200);
+        assert_eq!(r.read("q.length"), "5", "{class}");
+        if full_notifier {
+            assert_eq!(r.read("q.drops"), "0", "{class}");
+            assert_eq!(r.read("s.count"), "5", "{class}: the source slept");
+        } else {
+            assert_eq!(r.read("q.drops"), "45", "{class}");
+            assert_eq!(r.read("s.count"), "50", "{class}");
+        }
+    }
+}

@@ -795,7 +795,7 @@ fn netcat_client() {
         .map(|o| o.status.success())
         .unwrap_or(false);
     if !have_nc {
-        eprintln!("skipping netcat_client: no 'nc' on this machine");
+        skip::skip("no `nc` on this machine (scripts/setup installs netcat-openbsd)");
         return;
     }
     let (server, port, c) = start_cfg(COUNTER_CFG, &[]);
@@ -863,7 +863,7 @@ fn python_client() {
         .map(|o| o.status.success())
         .unwrap_or(false);
     if !have_py {
-        eprintln!("skipping python_client: no python3 on this machine");
+        skip::skip("no python3 on this machine (scripts/setup installs it)");
         return;
     }
     let dir = tmpdir("cs-py");

@@ -1,7 +1,8 @@
 //! `docs/elements.md` is generated from the element classes' own
-//! documentation (`clickos elements --markdown`). This test regenerates it
-//! and fails when the committed file was stale, so the change shows up in
-//! `git diff` and gets committed.
+//! documentation (`clickos elements --markdown`). This test fails, without
+//! writing anything, when the committed file differs; regenerate it with
+//! `cargo run -p clickos -- elements --markdown > docs/elements.md` or
+//! `UPDATE_REFERENCE=1 cargo test -p clickos --test reference`.
 
 mod common;
 use common::*;
@@ -25,8 +26,23 @@ fn docs_elements_md_is_current() {
     }
     let path = root().join("docs/elements.md");
     let old = std::fs::read_to_string(&path).unwrap_or_default();
-    if old != r.out {
-        std::fs::write(&path, &r.out).unwrap();
-        panic!("docs/elements.md was stale; it has been regenerated: commit it");
+    if old == r.out {
+        return;
     }
+    if std::env::var("UPDATE_REFERENCE").is_ok_and(|v| v == "1") {
+        std::fs::write(&path, &r.out).unwrap();
+        eprintln!("docs/elements.md regenerated (UPDATE_REFERENCE=1): commit it");
+        return;
+    }
+    let line = old
+        .lines()
+        .zip(r.out.lines())
+        .position(|(a, b)| a != b)
+        .unwrap_or_else(|| old.lines().count().min(r.out.lines().count()))
+        + 1;
+    panic!(
+        "docs/elements.md is stale (first difference at line {line}); regenerate it with\n  \
+         cargo run -p clickos -- elements --markdown > docs/elements.md\n\
+         or UPDATE_REFERENCE=1 cargo test -p clickos --test reference, and commit it"
+    );
 }

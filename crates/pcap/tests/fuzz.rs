@@ -8,7 +8,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use click_pcap::{Error, PcapReader};
+use click_pcap::{Error, PcapReader, Record};
 use common::*;
 
 struct Tracking;
@@ -281,4 +281,84 @@ fn lying_lengths_are_rejected_cheaply() {
         "{err:?}"
     );
     assert!(largest < (2 << 20));
+}
+
+/// Every record of `bytes` with the reader's offset after it.
+fn records_with_offsets(bytes: &[u8]) -> (Vec<(Record, u64)>, Option<Error>) {
+    let mut r = match PcapReader::new(bytes) {
+        Ok(r) => r,
+        Err(e) => return (Vec::new(), Some(e)),
+    };
+    let mut out = Vec::new();
+    loop {
+        match r.next_record() {
+            Ok(Some(rec)) => out.push((rec, r.offset())),
+            Ok(None) => return (out, None),
+            Err(e) => return (out, Some(e)),
+        }
+    }
+}
+
+/// A file cut at any byte gives back exactly the records wholly before
+/// the cut, unchanged, then (classic pcap) a clean end at a record
+/// boundary and a truncation error anywhere else.
+#[test]
+fn truncation_keeps_exactly_the_whole_records() {
+    for name in FILES {
+        let src = data(name);
+        let (all, err) = records_with_offsets(&src);
+        assert!(err.is_none(), "{name}: {err:?}");
+        assert!(!all.is_empty(), "{name}");
+        let pcapng = src.starts_with(&[0x0a, 0x0d, 0x0d, 0x0a]);
+        let step = (src.len() / 400).max(1);
+        let cuts = (0..src.len())
+            .step_by(step)
+            .chain(all.iter().map(|a| a.1 as usize));
+        for k in cuts {
+            let (got, err) = records_with_offsets(&src[..k]);
+            let whole = all.iter().filter(|a| a.1 as usize <= k).count();
+            assert_eq!(got.len(), whole, "{name} cut at {k}: records");
+            for (g, a) in got.iter().zip(&all) {
+                assert_eq!(g.0, a.0, "{name} cut at {k}: a record changed");
+            }
+            if !pcapng && k >= 24 {
+                let boundary = k == 24 || all.iter().any(|a| a.1 as usize == k);
+                match &err {
+                    None => assert!(boundary, "{name} cut at {k}: no error mid-record"),
+                    Some(e) => {
+                        assert!(!boundary, "{name} cut at {k} (a boundary): {e}");
+                        assert!(e.is_truncated(), "{name} cut at {k}: {e}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Records read from each file, written with PcapWriter and read back,
+/// are the same records.
+#[test]
+fn write_read_round_trip() {
+    for name in FILES.iter().filter(|n| n.ends_with(".pcap")) {
+        let src = data(name);
+        let r = PcapReader::new(&src[..]).unwrap();
+        let (lt, snap) = (r.linktype().unwrap(), r.snaplen().unwrap());
+        let (all, _) = records_with_offsets(&src);
+        let mut w = click_pcap::PcapWriter::new(Vec::new(), lt, snap.max(65535)).unwrap();
+        for (rec, _) in &all {
+            w.write_record(rec).unwrap();
+        }
+        let out = w.into_inner().unwrap();
+        let (back, err) = records_with_offsets(&out);
+        assert!(err.is_none(), "{name}: {err:?}");
+        assert_eq!(back.len(), all.len(), "{name}");
+        for (b, a) in back.iter().zip(&all) {
+            assert_eq!(b.0.data, a.0.data, "{name}");
+            assert_eq!(
+                (b.0.ts_sec, b.0.ts_nsec / 1000, b.0.caplen, b.0.orig_len),
+                (a.0.ts_sec, a.0.ts_nsec / 1000, a.0.caplen, a.0.orig_len),
+                "{name}"
+            );
+        }
+    }
 }

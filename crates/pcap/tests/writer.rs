@@ -150,7 +150,7 @@ fn run_tcpdump(tcpdump: &Path, file: &Path, extra: &[&str]) -> Vec<String> {
 #[test]
 fn tcpdump_reads_our_output() {
     let Some(td) = tcpdump() else {
-        println!("tcpdump not found: skipping tcpdump_reads_our_output");
+        common::skip::skip("no tcpdump on this machine (scripts/setup installs it)");
         return;
     };
     let dir = std::env::temp_dir().join(format!("click-pcap-test-{}", std::process::id()));

@@ -1,5 +1,8 @@
-//! Boots real micro-VMs. Every test prints "skipped: /dev/kvm unavailable:
-//! <why>" and passes when KVM is missing.
+//! Boots real micro-VMs. Where KVM is missing every test records a skip
+//! ("/dev/kvm unavailable: <why>"), and fails in CI (`tests/support/skip.rs`).
+
+#[path = "../../../tests/support/skip.rs"]
+mod skip;
 
 use clickos_ring::layout::MAILBOX_OFF;
 use clickos_ring::mailbox::{state, HostEnd, Op, Status};
@@ -10,13 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 fn kvm() -> bool {
-    match clickos_vmm::available() {
-        Ok(()) => true,
-        Err(why) => {
-            println!("skipped: /dev/kvm unavailable: {why}");
-            false
-        }
-    }
+    skip::require(clickos_vmm::available().map_err(|why| format!("/dev/kvm unavailable: {why}")))
 }
 
 type Lines = Arc<Mutex<Vec<String>>>;

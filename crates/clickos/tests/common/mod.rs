@@ -1,6 +1,9 @@
 //! Helpers: run the built binary, find test data, make temp dirs.
 #![allow(dead_code)]
 
+#[path = "../../../../tests/support/skip.rs"]
+pub mod skip;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -82,18 +85,28 @@ pub fn wait_child(mut child: Child) -> Run {
 }
 
 /// Whether this process may make network namespaces (root, and `ip netns`
-/// works); says why not, for a test that then skips.
+/// works); if not, the test is skipped (and fails in CI) with the reason.
 pub fn can_use_netns() -> bool {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipping: needs root for network namespaces");
+        skip::skip("needs root for network namespaces");
         return false;
     }
     match Command::new("ip").args(["netns", "list"]).output() {
         Ok(o) if o.status.success() => true,
         _ => {
-            eprintln!("skipping: `ip netns` unavailable");
+            skip::skip("`ip netns` unavailable");
             false
         }
     }
+}
+
+/// Whether `/dev/kvm` works here; if not, the skip is recorded (and fails
+/// in CI) with the reason.
+pub fn can_use_kvm() -> bool {
+    skip::require(
+        clickos_instance::Isolation::Vm
+            .available()
+            .map_err(|why| format!("vm isolation unavailable: {why}")),
+    )
 }

@@ -1,5 +1,8 @@
 #![allow(dead_code)]
 
+#[path = "../../../../tests/support/skip.rs"]
+pub mod skip;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 

@@ -26,6 +26,8 @@ fn write_k(value: &str, n: usize, what: &str) -> Result<i64, String> {
 #[derive(Default)]
 pub struct Switch {
     output: i64,
+    /// StaticSwitch: no `switch` handler (its output is fixed).
+    fixed: bool,
 }
 
 pub static SPEC: ClassSpec = ClassSpec {
@@ -61,7 +63,12 @@ output, drops packets.",
     handlers: &[],
     live_reconfigure: false,
     order_sensitive: false,
-    make: || Box::new(Switch::default()),
+    make: || {
+        Box::new(Switch {
+            fixed: true,
+            ..Switch::default()
+        })
+    },
 };
 
 impl Element for Switch {
@@ -85,11 +92,11 @@ impl Element for Switch {
     }
 
     fn read_handler(&mut self, name: &str, _cx: &Ctx) -> Option<HandlerResult<String>> {
-        (name == "switch").then(|| Ok(self.output.to_string()))
+        (name == "switch" && !self.fixed).then(|| Ok(self.output.to_string()))
     }
 
     fn write_handler(&mut self, name: &str, value: &str, cx: &Ctx) -> Option<HandlerResult<()>> {
-        (name == "switch")
+        (name == "switch" && !self.fixed)
             .then(|| write_k(value, cx.noutputs(), "Switch output").map(|k| self.output = k))
     }
 
