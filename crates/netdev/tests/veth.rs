@@ -1,8 +1,11 @@
 //! The device API without any element: a veth pair in a namespace of its
 //! own, a [`Tx`] on one end sending a batch and an [`Rx`] on the other
 //! receiving it, over AF_PACKET and over AF_XDP. Needs root (namespaces)
-//! and `ip`; prints a line and passes without them, as the clickos device
-//! tests do.
+//! and `ip`; without them the test is skipped and recorded, and fails when
+//! CI=true (tests/support/skip.rs).
+
+#[path = "../../../tests/support/skip.rs"]
+mod skip;
 
 use clickos_netdev::{DevInfo, Method, Rx, RxConfig, Tx, TxConfig};
 use std::os::fd::AsRawFd;
@@ -25,13 +28,13 @@ fn ip(args: &[&str]) {
 fn can_run() -> bool {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipping: needs root for network namespaces");
+        skip::skip("needs root for network namespaces");
         return false;
     }
     match Command::new("ip").args(["netns", "list"]).output() {
         Ok(o) if o.status.success() => true,
         _ => {
-            eprintln!("skipping: `ip netns` unavailable");
+            skip::skip("`ip netns` unavailable");
             false
         }
     }
@@ -107,7 +110,7 @@ fn batch_across(method: Method) -> Option<Vec<String>> {
     let mut rx = match Rx::open(&b, &rx_cfg, &mut note) {
         Ok(rx) => rx,
         Err(e) if method == Method::Xdp => {
-            eprintln!("skipping: AF_XDP unavailable here: {e}");
+            skip::skip(&format!("AF_XDP unavailable here: {e}"));
             return None;
         }
         Err(e) => panic!("Rx::open: {e}"),
