@@ -314,6 +314,16 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> TcpPacket<T> {
         *b = (*b & 0x0f) | ((len / 4) << 4);
     }
 
+    /// Set the 4-bit data offset field (the header length in 32-bit words)
+    /// as given, keeping the low nibble; unlike
+    /// [`set_header_len`](Self::set_header_len) any value is written (only
+    /// its low 4 bits), as Click's `SetTCPChecksum(FIXOFF true)` does.
+    #[inline]
+    pub fn set_data_offset(&mut self, words: u8) {
+        let b = &mut self.buffer.as_mut()[field::DATA_OFF];
+        *b = (*b & 0x0f) | ((words & 0x0f) << 4);
+    }
+
     /// Set the flags byte.
     #[inline]
     pub fn set_flags(&mut self, f: u8) {
@@ -420,6 +430,20 @@ mod tests {
         assert!(tcp.payload_ref().is_empty());
         assert_eq!(tcp.segment_len(), 1);
         assert!(tcp.verify_checksum(ip.src_addr(), ip.dst_addr()));
+    }
+
+    #[test]
+    fn set_data_offset_writes_any_nibble() {
+        let mut b = hex(RST_FRAME);
+        let mut tcp = TcpPacket::new_unchecked(&mut b[34..]);
+        tcp.set_ns(true);
+        tcp.set_data_offset(0);
+        assert_eq!(tcp.header_len(), 0);
+        assert!(tcp.ns());
+        tcp.set_data_offset(0x1f);
+        assert_eq!(tcp.header_len(), 60);
+        assert!(tcp.ns());
+        assert_eq!(tcp.check_len(), Err(Error::Truncated));
     }
 
     #[test]
