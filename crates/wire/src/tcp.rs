@@ -86,6 +86,18 @@ impl<T: AsRef<[u8]>> TcpPacket<T> {
         Ok(p)
     }
 
+    /// Wrap a buffer that holds at least the 20-byte fixed header, without
+    /// looking at the data offset (`Truncated` otherwise). Fixed-field
+    /// accessors and setters cannot panic then; `options()`, `payload()`
+    /// and `mss_option()` need [`check_len`](Self::check_len).
+    #[inline]
+    pub fn new_fixed_checked(buffer: T) -> Result<Self, Error> {
+        if buffer.as_ref().len() < field::OPTIONS {
+            return Err(Error::Truncated);
+        }
+        Ok(Self::new_unchecked(buffer))
+    }
+
     /// `Truncated` if the buffer is shorter than 20 bytes or than
     /// `header_len()`; `Malformed` if `header_len() < 20`.
     #[inline]
@@ -430,6 +442,23 @@ mod tests {
         assert!(tcp.payload_ref().is_empty());
         assert_eq!(tcp.segment_len(), 1);
         assert!(tcp.verify_checksum(ip.src_addr(), ip.dst_addr()));
+    }
+
+    #[test]
+    fn fixed_checked() {
+        let b = hex(RST_FRAME);
+        assert_eq!(
+            TcpPacket::new_fixed_checked(&b[34..53]).err(),
+            Some(Error::Truncated)
+        );
+        let mut h = b[34..54].to_vec();
+        h[12] = 0x40; // data offset 16 bytes
+        let t = TcpPacket::new_fixed_checked(&h[..]).unwrap();
+        assert_eq!(t.check_len(), Err(Error::Malformed));
+        assert_eq!(
+            (t.src_port(), t.dst_port(), t.checksum()),
+            (0x176f, 0x985a, 0x470b)
+        );
     }
 
     #[test]

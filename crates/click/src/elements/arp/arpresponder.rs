@@ -176,7 +176,7 @@ pub(crate) fn make_reply(
         f.set_dst_addr(target_eth);
         f.set_src_addr(src_eth);
         f.set_ethertype(ethertype::ARP);
-        let mut a = ArpPacket::new_unchecked(&mut d[14..]);
+        let mut a = ArpPacket::new_unchecked(f.payload_mut());
         a.set_ethernet_ipv4();
         a.set_operation(OP_REPLY);
         a.set_sender_hardware_addr(src_eth);

@@ -3,7 +3,7 @@
 use crate::prelude::*;
 use alloc::format;
 use click_lang::args::{join_args, split_args};
-use click_wire::EtherAddress;
+use click_wire::{EtherAddress, EthernetFrame};
 
 /// `EtherEncap(ETHERTYPE, SRC, DST)`.
 #[derive(Default)]
@@ -98,9 +98,10 @@ fn parse(config: &str, cx: click_lang::ArgContext) -> Result<[u8; 14], String> {
     let dst = a.read_mp::<[u8; 6]>("DST")?;
     a.complete()?;
     let mut h = [0u8; 14];
-    h[..6].copy_from_slice(&dst);
-    h[6..12].copy_from_slice(&src);
-    h[12..].copy_from_slice(&et.to_be_bytes());
+    let mut f = EthernetFrame::new_unchecked(&mut h[..]);
+    f.set_dst_addr(EtherAddress(dst));
+    f.set_src_addr(EtherAddress(src));
+    f.set_ethertype(et);
     Ok(h)
 }
 
@@ -130,11 +131,11 @@ impl Element for EtherEncap {
     }
 
     fn read_handler(&mut self, name: &str, _cx: &Ctx) -> Option<HandlerResult<String>> {
-        let ea = |b: &[u8]| EtherAddress::from_bytes(b).to_string();
+        let h = EthernetFrame::new_unchecked(&self.hdr[..]);
         Some(Ok(match name {
-            "src" => ea(&self.hdr[6..12]),
-            "dst" => ea(&self.hdr[..6]),
-            "ethertype" | "etht" => u16::from_be_bytes([self.hdr[12], self.hdr[13]]).to_string(),
+            "src" => h.src_addr().to_string(),
+            "dst" => h.dst_addr().to_string(),
+            "ethertype" | "etht" => h.ethertype().to_string(),
             _ => return None,
         }))
     }

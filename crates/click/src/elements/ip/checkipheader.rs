@@ -6,6 +6,7 @@ use crate::elements::standard::util::DropStats;
 use crate::prelude::*;
 use alloc::format;
 use click_lang::args::{parse_u64, split_words, RawString};
+use click_wire::Ipv4Packet;
 
 const REASONS: [&str; 6] = [
     "tiny packet",
@@ -146,20 +147,6 @@ pub(crate) fn addr_list(
         .collect()
 }
 
-/// Ones-complement sum check of an IP header (true when it verifies).
-#[inline(always)]
-fn header_checksum_ok(h: &[u8]) -> bool {
-    if h.len() == 20 {
-        let w = |i: usize| u32::from(u16::from_be_bytes([h[i], h[i + 1]]));
-        let s = w(0) + w(2) + w(4) + w(6) + w(8) + w(10) + w(12) + w(14) + w(16) + w(18);
-        let s = (s & 0xffff) + (s >> 16);
-        let s = (s & 0xffff) + (s >> 16);
-        s == 0xffff
-    } else {
-        click_wire::checksum::sum(h) == 0xffff
-    }
-}
-
 /// Click's `CheckIPHeader::OldBadSrcArg`: the positional BADSRC list, to
 /// which 0.0.0.0 and 255.255.255.255 are added.
 pub(crate) fn old_bad_src(s: &str, cx: &click_lang::ArgContext) -> Result<Vec<[u8; 4]>, String> {
@@ -208,29 +195,30 @@ impl CheckIPHeader {
     pub(crate) fn check(&self, p: &mut Packet) -> Result<(), Reason> {
         let off = self.offset;
         let len = p.len();
-        let d = p.data();
-        if len < off + 20 {
-            return Err(Reason::Tiny);
-        }
+        let ip = p
+            .data()
+            .get(off..)
+            .and_then(|d| Ipv4Packet::new_fixed_checked(d).ok())
+            .ok_or(Reason::Tiny)?;
         let plen = len - off;
-        let ip = &d[off..];
-        if ip[0] >> 4 != 4 {
+        if ip.version() != 4 {
             return Err(Reason::Version);
         }
-        let hlen = ((ip[0] & 0xf) as usize) << 2;
+        let hlen = usize::from(ip.header_len());
         if hlen < 20 {
             return Err(Reason::Hlen);
         }
-        let tlen = u16::from_be_bytes([ip[2], ip[3]]) as usize;
+        let tlen = usize::from(ip.total_len());
         if tlen > plen || tlen < hlen {
             return Err(Reason::Len);
         }
-        if self.checksum && !header_checksum_ok(&ip[..hlen]) {
+        // `20 <= hlen <= tlen <= plen`: the header is in the buffer.
+        if self.checksum && !ip.verify_checksum() {
             return Err(Reason::Checksum);
         }
-        let dst = [ip[16], ip[17], ip[18], ip[19]];
+        let dst = ip.dst_addr().octets();
         if !self.bad_src.is_empty() {
-            let src = [ip[12], ip[13], ip[14], ip[15]];
+            let src = ip.src_addr().octets();
             if self.bad_src.contains(&src) && !self.good_dst.contains(&dst) {
                 return Err(Reason::Src);
             }

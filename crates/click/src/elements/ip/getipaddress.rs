@@ -3,6 +3,7 @@
 use crate::packet::ANNO_SIZE;
 use crate::prelude::*;
 use click_lang::args::RawString;
+use click_wire::Ipv4Packet;
 
 #[derive(Copy, Clone, Default)]
 enum Source {
@@ -86,14 +87,13 @@ impl Element for GetIPAddress {
     fn simple_action(&mut self, mut p: Packet, _cx: &Ctx) -> Option<Packet> {
         let v: Option<[u8; 4]> = match self.src {
             Source::Offset(o) => p.data().get(o..o + 4).map(|b| [b[0], b[1], b[2], b[3]]),
+            // Click reads the source of a header cut right after it too:
+            // that field needs only the header's first 16 bytes.
             Source::Src => p
                 .network_header()
-                .and_then(|h| h.get(12..16))
-                .map(|b| [b[0], b[1], b[2], b[3]]),
-            Source::Dst => p
-                .network_header()
-                .and_then(|h| h.get(16..20))
-                .map(|b| [b[0], b[1], b[2], b[3]]),
+                .filter(|h| h.len() >= 16)
+                .map(|h| Ipv4Packet::new_unchecked(h).src_addr().octets()),
+            Source::Dst => p.ip_header().map(|ip| ip.dst_addr().octets()),
             Source::Unset => None,
         };
         if let Some(v) = v {

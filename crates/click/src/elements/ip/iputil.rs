@@ -1,8 +1,7 @@
 //! Helpers shared by the IP elements: argument parsers with Click's
-//! conventions and header checksum routines.
+//! conventions.
 
 use crate::prelude::*;
-use click_wire::checksum;
 use core::net::Ipv4Addr;
 
 /// Click's `NamedIntArg(NameInfo::T_IP_PROTO)` limited to 0..=255: a protocol
@@ -34,52 +33,6 @@ pub(crate) fn parse_dst_or_anno(
     } else {
         cx.ip(s).map(Some).map_err(|_| ())
     }
-}
-
-/// Recomputes the checksum of the IP header `h` (exactly the header bytes).
-#[inline]
-pub(crate) fn set_ip_checksum(h: &mut [u8]) {
-    h[10] = 0;
-    h[11] = 0;
-    let c = checksum::ip_checksum(h);
-    h[10..12].copy_from_slice(&c.to_be_bytes());
-}
-
-/// Source and destination addresses of an IP header (at least 20 bytes).
-#[inline]
-pub(crate) fn addrs(ip: &[u8]) -> (Ipv4Addr, Ipv4Addr) {
-    (
-        Ipv4Addr::new(ip[12], ip[13], ip[14], ip[15]),
-        Ipv4Addr::new(ip[16], ip[17], ip[18], ip[19]),
-    )
-}
-
-/// The checksum to store in a TCP or UDP header over `seg` (whose checksum
-/// field must be zero), with the IPv4 pseudo-header for `proto` and length
-/// `seg.len()`.
-#[inline]
-pub(crate) fn transport_checksum(ip: &[u8], proto: u8, seg: &[u8]) -> u16 {
-    let (s, d) = addrs(ip);
-    checksum::transport_checksum(s, d, proto, seg)
-}
-
-/// Whether a TCP or UDP segment `seg` (checksum field included) verifies.
-#[inline]
-pub(crate) fn transport_checksum_ok(ip: &[u8], proto: u8, seg: &[u8]) -> bool {
-    transport_checksum(ip, proto, seg) == 0
-}
-
-/// `IP_FIRSTFRAG`: a zero fragment offset (an unfragmented packet or a
-/// first fragment).
-#[inline]
-pub(crate) fn is_first_fragment(ip: &[u8]) -> bool {
-    u16::from_be_bytes([ip[6], ip[7]]) & 0x1fff == 0
-}
-
-/// `IP_ISFRAG`: MF set or a nonzero offset.
-#[inline]
-pub(crate) fn is_fragment(ip: &[u8]) -> bool {
-    u16::from_be_bytes([ip[6], ip[7]]) & 0x3fff != 0
 }
 
 #[cfg(test)]
