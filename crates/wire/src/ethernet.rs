@@ -13,6 +13,8 @@ pub mod ethertype {
     pub const ARP: u16 = 0x0806;
     /// 802.1Q VLAN tag (TPID).
     pub const VLAN: u16 = 0x8100;
+    /// 802.1ad service tag (the outer TPID of a QinQ frame).
+    pub const QINQ: u16 = 0x88A8;
     /// IPv6.
     pub const IPV6: u16 = 0x86DD;
 }
