@@ -1,6 +1,6 @@
 //! ARPResponder: answers ARP queries.
 
-use crate::elements::ip::iproutetable::unparse_with_mask;
+use crate::common::unparse::unparse_with_mask;
 use crate::prelude::*;
 use alloc::format;
 use click_lang::args::split_words;

@@ -1,8 +1,8 @@
 //! EtherEncap: encapsulates packets in an Ethernet header.
 
+use crate::common::args::replace_arg;
 use crate::prelude::*;
 use alloc::format;
-use click_lang::args::{join_args, split_args};
 use click_wire::{EtherAddress, EthernetFrame};
 
 /// `EtherEncap(ETHERTYPE, SRC, DST)`.
@@ -51,31 +51,6 @@ Arguments (all mandatory, positional or by keyword):\n\n\
     order_sensitive: false,
     make: || Box::new(EtherEncap::default()),
 };
-
-/// Click's `reconfigure_keyword_handler`: the configuration with argument
-/// `pos` (or keyword `kw`) replaced by `value`.
-pub(crate) fn replace_arg(config: &str, pos: usize, kw: &str, value: &str) -> String {
-    let mut conf = split_args(config);
-    let is_kw = |a: &str, k: &str| {
-        a.len() > k.len() && a.starts_with(k) && a.as_bytes()[k.len()].is_ascii_whitespace()
-    };
-    let kwarg = format!("{} {}", kw, value);
-    if let Some(i) = conf.iter().rposition(|a| is_kw(a, kw)) {
-        conf[i] = kwarg;
-    } else if pos < conf.len()
-        && !conf[..=pos].iter().any(|a| {
-            let w = a.split_whitespace().next().unwrap_or("");
-            w.len() > 1
-                && w.bytes().all(|c| c.is_ascii_uppercase() || c == b'_')
-                && a.contains(char::is_whitespace)
-        })
-    {
-        conf[pos] = value.to_string();
-    } else {
-        conf.push(kwarg);
-    }
-    join_args(&conf)
-}
 
 impl EtherEncap {
     fn reconfigure_kw(&mut self, pos: usize, kw: &str, value: &str, cx: &Ctx) -> HandlerResult<()> {

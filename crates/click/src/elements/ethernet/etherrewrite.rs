@@ -1,6 +1,6 @@
 //! EtherRewrite: rewrites the Ethernet source and destination addresses.
 
-use super::etherencap::replace_arg;
+use crate::common::args::replace_arg;
 use crate::prelude::*;
 use alloc::format;
 use click_wire::{EtherAddress, EthernetFrame};

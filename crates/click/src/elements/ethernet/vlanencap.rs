@@ -1,6 +1,6 @@
 //! VLANEncap: adds an 802.1Q tag to Ethernet packets.
 
-use super::etherencap::replace_arg;
+use crate::common::args::replace_arg;
 use crate::prelude::*;
 use alloc::format;
 use click_lang::args::{parse_i64, RawString};

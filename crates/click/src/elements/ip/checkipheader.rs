@@ -2,7 +2,7 @@
 //! (CheckIPHeader2 skips the checksum). The check and the address-list
 //! arguments are shared with IPInputCombo.
 
-use crate::elements::standard::util::DropStats;
+use crate::common::drops::DropStats;
 use crate::prelude::*;
 use alloc::format;
 use click_lang::args::{parse_u64, split_words, RawString};
@@ -83,7 +83,7 @@ The old form `CheckIPHeader(BADSRC [, OFFSET])`, with the bad source addresses p
 (`CheckIPHeader(18.26.4.255 1.255.255.255)`), is accepted too; it adds 0.0.0.0 and \
 255.255.255.255 to the list.",
     ports: "one input; one or two outputs (1: invalid packets)",
-    handlers: crate::elements::standard::util::DROP_HANDLERS,
+    handlers: crate::common::drops::DROP_HANDLERS,
     live_reconfigure: false,
     order_sensitive: false,
     make: || Box::new(CheckIPHeader::default()),
@@ -116,7 +116,7 @@ broadcast addresses plus 0.0.0.0 and 255.255.255.255, and GOODDST to their addre
 - `DETAILS` (boolean): keep per-reason counts for `drop_details`. Default false.\n\n\
 The old form `CheckIPHeader2(BADSRC [, OFFSET])` is accepted too.",
     ports: "one input; one or two outputs (1: invalid packets)",
-    handlers: crate::elements::standard::util::DROP_HANDLERS,
+    handlers: crate::common::drops::DROP_HANDLERS,
     live_reconfigure: false,
     order_sensitive: false,
     make: || {

@@ -1,7 +1,7 @@
 //! CheckUDPHeader and CheckTCPHeader: check transport headers for
 //! correctness (lengths, checksums).
 
-use crate::elements::standard::util::DropStats;
+use crate::common::drops::DropStats;
 use crate::prelude::*;
 use alloc::format;
 use click_wire::{ip_proto, TcpPacket, UdpPacket};
@@ -54,7 +54,7 @@ Keyword arguments:\n\n\
 - `VERBOSE` (boolean): report every invalid packet. Default false.\n\
 - `DETAILS` (boolean): keep per-reason counts for `drop_details`. Default false.",
     ports: "one input; one or two outputs (1: invalid packets)",
-    handlers: crate::elements::standard::util::DROP_HANDLERS,
+    handlers: crate::common::drops::DROP_HANDLERS,
     live_reconfigure: false,
     order_sensitive: false,
     make: || Box::new(CheckTransportHeader::new(Proto::Udp)),
@@ -79,7 +79,7 @@ Keyword arguments:\n\n\
 - `VERBOSE` (boolean): report every invalid packet. Default false.\n\
 - `DETAILS` (boolean): keep per-reason counts for `drop_details`. Default false.",
     ports: "one input; one or two outputs (1: invalid packets)",
-    handlers: crate::elements::standard::util::DROP_HANDLERS,
+    handlers: crate::common::drops::DROP_HANDLERS,
     live_reconfigure: false,
     order_sensitive: false,
     make: || Box::new(CheckTransportHeader::new(Proto::Tcp)),

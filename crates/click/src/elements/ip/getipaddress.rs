@@ -1,6 +1,6 @@
 //! GetIPAddress: sets the destination IP address annotation from packet data.
 
-use crate::packet::ANNO_SIZE;
+use crate::common::args::parse_anno;
 use crate::prelude::*;
 use click_lang::args::RawString;
 use click_wire::Ipv4Packet;
@@ -41,25 +41,6 @@ unchanged.",
     order_sensitive: false,
     make: || Box::new(GetIPAddress::default()),
 };
-
-/// Click's AnnoArg for a 4-byte annotation: a known name or a byte offset.
-pub(crate) fn parse_anno(s: &str, size: usize) -> Result<usize, String> {
-    let off = match s {
-        "DST_IP" | "DST_IP_ANNO" => 0,
-        "AGGREGATE" | "AGGREGATE_ANNO" => crate::packet::AGGREGATE_ANNO_OFFSET,
-        "EXTRA_LENGTH" | "EXTRA_LENGTH_ANNO" => crate::packet::EXTRA_LENGTH_ANNO_OFFSET,
-        "PAINT" | "PAINT_ANNO" => crate::packet::PAINT_ANNO_OFFSET,
-        "VLAN_TCI" | "VLAN_TCI_ANNO" => crate::packet::VLAN_TCI_ANNO_OFFSET,
-        _ => click_lang::args::parse_u64(s)
-            .ok()
-            .and_then(|v| usize::try_from(v).ok())
-            .ok_or_else(|| String::from("expected annotation"))?,
-    };
-    if off + size > ANNO_SIZE {
-        return Err(String::from("annotation out of range"));
-    }
-    Ok(off)
-}
 
 impl Element for GetIPAddress {
     fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {

@@ -1,7 +1,6 @@
 //! IPEncap: encapsulates packets in a static IP header.
 
-use super::iputil::{parse_dst_or_anno, parse_ip_proto};
-use crate::elements::ethernet::etherencap::replace_arg;
+use crate::common::args::{parse_dst_or_anno, parse_ip_proto, replace_arg};
 use crate::prelude::*;
 use alloc::format;
 use click_lang::args::{parse_bool, RawString};

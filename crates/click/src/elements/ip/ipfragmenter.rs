@@ -1,6 +1,6 @@
 //! IPFragmenter: fragments large IP packets.
 
-use crate::elements::standard::util::Rng;
+use crate::common::rng::Rng;
 use crate::prelude::*;
 use alloc::format;
 use click_wire::ipv4::{FLAG_MF, OFFSET_MASK};

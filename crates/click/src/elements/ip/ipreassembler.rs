@@ -1,6 +1,6 @@
 //! IPReassembler: reassembles fragmented IP packets.
 
-use super::getipaddress::parse_anno;
+use crate::common::args::parse_anno;
 use crate::packet::Anno;
 use crate::prelude::*;
 use alloc::collections::BTreeMap;

@@ -1,7 +1,6 @@
 //! UDPIPEncap: encapsulates packets in static UDP/IP headers.
 
-use super::iputil::{parse_dst_or_anno, parse_port};
-use crate::elements::ethernet::etherencap::replace_arg;
+use crate::common::args::{parse_dst_or_anno, parse_port, replace_arg};
 use crate::prelude::*;
 use alloc::format;
 use click_lang::args::RawString;
