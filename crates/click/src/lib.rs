@@ -21,6 +21,7 @@
 
 extern crate alloc;
 
+pub mod common;
 pub mod element;
 pub mod elements;
 pub mod packet;

@@ -10,6 +10,7 @@ use alloc::boxed::Box;
 use alloc::rc::Rc;
 use alloc::vec;
 use alloc::vec::Vec;
+use click_wire::Ipv4Packet;
 use core::cell::RefCell;
 use core::mem::ManuallyDrop;
 use core::net::Ipv4Addr;
@@ -677,6 +678,19 @@ impl Packet {
             return None;
         }
         Some(&self.b.mem[self.b.mac as usize..self.b.tail as usize])
+    }
+    /// The network header as an IPv4 view, if the annotation is set and the
+    /// 20-byte fixed header lies inside the packet (Click's `ip_header()`).
+    /// Its fixed fields can be read without a panic; the options and payload
+    /// need [`Ipv4Packet::check_header_len`] / [`Ipv4Packet::check_len`].
+    #[inline]
+    pub fn ip_header(&self) -> Option<Ipv4Packet<&[u8]>> {
+        Ipv4Packet::new_fixed_checked(self.network_header()?).ok()
+    }
+    /// [`ip_header`](Self::ip_header), to rewrite the header in place.
+    #[inline]
+    pub fn ip_header_mut(&mut self) -> Option<Ipv4Packet<&mut [u8]>> {
+        Ipv4Packet::new_fixed_checked(self.network_header_mut()?).ok()
     }
     /// Length of the network header (transport offset − network offset).
     pub fn network_header_length(&self) -> Option<usize> {

@@ -57,51 +57,11 @@ pub enum NameValue {
     Port(u16),
 }
 
-/// Click's well-known TCP and UDP port names (`known_ports` in Click's
-/// IPNameInfo), valid everywhere.
-const KNOWN_PORTS: &[(&str, u16)] = &[
-    ("auth", 113),
-    ("bootpc", 68),
-    ("bootps", 67),
-    ("chargen", 19),
-    ("daytime", 13),
-    ("discard", 9),
-    ("dns", 53),
-    ("domain", 53),
-    ("echo", 7),
-    ("finger", 79),
-    ("ftp", 21),
-    ("ftp-data", 20),
-    ("http", 80),
-    ("https", 443),
-    ("imap3", 220),
-    ("imaps", 993),
-    ("irc", 194),
-    ("netbios-dgm", 138),
-    ("netbios-ns", 137),
-    ("netbios-ssn", 139),
-    ("nntp", 119),
-    ("ntp", 123),
-    ("pop3", 110),
-    ("pop3s", 995),
-    ("rip", 520),
-    ("route", 520),
-    ("smtp", 25),
-    ("snmp", 161),
-    ("snmp-trap", 162),
-    ("ssh", 22),
-    ("sunrpc", 111),
-    ("telnet", 23),
-    ("tftp", 69),
-    ("www", 80),
-];
-
-/// A well-known port name (the same for TCP and UDP).
+/// A well-known port name (the same for TCP and UDP): Click's
+/// `known_ports`, valid everywhere. The table is `click_wire`'s
+/// [`KNOWN_PORTS`](click_wire::names::KNOWN_PORTS), shared with the elements.
 pub fn known_port(name: &str) -> Option<u16> {
-    KNOWN_PORTS
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|&(_, p)| p)
+    click_wire::names::port_by_name(name)
 }
 
 /// IP protocol names (Click's IPNameInfo `ip_protos`, plus the few more
@@ -593,6 +553,17 @@ mod tests {
         );
         assert!(errs.is_empty(), "{errs:?}");
         t
+    }
+
+    #[test]
+    fn known_ports_come_from_the_wire_table() {
+        assert_eq!(known_port("http"), Some(80));
+        assert_eq!(known_port("www"), Some(80));
+        assert_eq!(known_port("ssh"), Some(22));
+        assert_eq!(known_port("gopher"), None);
+        for &(n, p) in click_wire::names::KNOWN_PORTS {
+            assert_eq!(known_port(n), Some(p));
+        }
     }
 
     #[test]

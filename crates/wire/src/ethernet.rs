@@ -13,6 +13,8 @@ pub mod ethertype {
     pub const ARP: u16 = 0x0806;
     /// 802.1Q VLAN tag (TPID).
     pub const VLAN: u16 = 0x8100;
+    /// 802.1ad service tag (the outer TPID of a QinQ frame).
+    pub const QINQ: u16 = 0x88A8;
     /// IPv6.
     pub const IPV6: u16 = 0x86DD;
 }
@@ -220,6 +222,23 @@ impl<T: AsRef<[u8]>> EthernetFrame<T> {
         let f = Self::new_unchecked(buffer);
         f.check_len()?;
         Ok(f)
+    }
+
+    /// Length of the two addresses at the start of the header.
+    pub const ADDRS_LEN: usize = field::ETHERTYPE;
+
+    /// Wrap a buffer that holds at least the two addresses (12 bytes;
+    /// `Truncated` otherwise), for elements that look at a MAC header cut
+    /// right after them (Click's `HostEtherFilter`, `EtherRewrite`).
+    /// [`dst_addr`](Self::dst_addr), [`src_addr`](Self::src_addr) and their
+    /// setters cannot panic then; the type field and the payload need
+    /// [`check_len`](Self::check_len).
+    #[inline]
+    pub fn new_addrs_checked(buffer: T) -> Result<Self, Error> {
+        if buffer.as_ref().len() < Self::ADDRS_LEN {
+            return Err(Error::Truncated);
+        }
+        Ok(Self::new_unchecked(buffer))
     }
 
     /// `Err(Truncated)` if the buffer is shorter than 14 bytes.
@@ -518,6 +537,21 @@ mod tests {
             VlanHeader::new_checked(&[0u8; 3][..]),
             Err(Error::Truncated)
         );
+    }
+
+    #[test]
+    fn addrs_checked() {
+        assert_eq!(
+            EthernetFrame::new_addrs_checked(&[0u8; 11][..]),
+            Err(Error::Truncated)
+        );
+        let mut b = [0u8; 12];
+        let mut f = EthernetFrame::new_addrs_checked(&mut b[..]).unwrap();
+        f.set_dst_addr(EtherAddress::BROADCAST);
+        f.set_src_addr(EtherAddress::new(2, 0, 0, 0, 0, 1));
+        assert_eq!(f.dst_addr(), EtherAddress::BROADCAST);
+        assert_eq!(f.src_addr(), EtherAddress::new(2, 0, 0, 0, 0, 1));
+        assert_eq!(f.check_len(), Err(Error::Truncated));
     }
 
     #[test]

@@ -59,6 +59,23 @@ pub const OFFSET_MASK: u16 = 0x1fff;
 ///
 /// `new_checked` does not look at the version or checksum; use
 /// [`validate`](Self::validate) for a `CheckIPHeader`-style check.
+///
+/// Click's elements check less than `new_checked` before they touch a
+/// header (most only that the 20 fixed bytes are there), and a packet they
+/// accept must keep being accepted, so there are two weaker levels:
+///
+/// * [`new_fixed_checked`](Self::new_fixed_checked): the buffer holds the
+///   20-byte fixed header. Every fixed-field accessor and setter is then
+///   panic-free; [`header`](Self::header), [`options`](Self::options),
+///   [`fill_checksum`](Self::fill_checksum) and
+///   [`verify_checksum`](Self::verify_checksum) also need
+///   [`check_header_len`](Self::check_header_len), and
+///   [`payload`](Self::payload) needs [`check_len`](Self::check_len).
+/// * [`check_header_len`](Self::check_header_len): also `20 <= header_len()
+///   <= buffer length`, ignoring the total length.
+///
+/// The `*_incremental` setters keep the header checksum valid by updating
+/// it incrementally (RFC 1624) instead of recomputing it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ipv4Packet<T: AsRef<[u8]>> {
     buffer: T,
@@ -82,6 +99,50 @@ impl<T: AsRef<[u8]>> Ipv4Packet<T> {
         let p = Self::new_unchecked(buffer);
         p.check_len()?;
         Ok(p)
+    }
+
+    /// Wrap a buffer that holds at least the 20-byte fixed header (see
+    /// [`check_fixed_len`](Self::check_fixed_len)); the length fields are not
+    /// looked at.
+    #[inline]
+    pub fn new_fixed_checked(buffer: T) -> Result<Self, Error> {
+        let p = Self::new_unchecked(buffer);
+        p.check_fixed_len()?;
+        Ok(p)
+    }
+
+    /// `Truncated` if the buffer is shorter than the 20-byte fixed header.
+    /// After it succeeds no fixed-field accessor or setter can panic.
+    #[inline]
+    pub fn check_fixed_len(&self) -> Result<(), Error> {
+        if self.buffer.as_ref().len() < field::OPTIONS {
+            Err(Error::Truncated)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Check that the whole header (options included) is in the buffer,
+    /// without looking at the total length:
+    ///
+    /// * `Truncated` if the buffer is shorter than 20 bytes or than
+    ///   `header_len()`;
+    /// * `Malformed` if `header_len() < 20`.
+    ///
+    /// After it succeeds [`header`](Self::header), [`options`](Self::options),
+    /// [`fill_checksum`](Self::fill_checksum) and
+    /// [`verify_checksum`](Self::verify_checksum) cannot panic.
+    #[inline]
+    pub fn check_header_len(&self) -> Result<(), Error> {
+        self.check_fixed_len()?;
+        let hlen = self.header_len() as usize;
+        if hlen < field::OPTIONS {
+            return Err(Error::Malformed);
+        }
+        if hlen > self.buffer.as_ref().len() {
+            return Err(Error::Truncated);
+        }
+        Ok(())
     }
 
     /// Check that no accessor can panic:
@@ -274,7 +335,18 @@ impl<T: AsRef<[u8]>> Ipv4Packet<T> {
     /// `true` if the header checksum (over `header_len()` bytes) is correct.
     #[inline]
     pub fn verify_checksum(&self) -> bool {
-        checksum::ip_checksum(self.header()) == 0
+        let h = self.header();
+        if h.len() == field::OPTIONS {
+            // The common option-less header: ten words summed in registers
+            // cost less than the general loop.
+            let w = |i: usize| u32::from(get_u16(h, i));
+            let s = w(0) + w(2) + w(4) + w(6) + w(8) + w(10) + w(12) + w(14) + w(16) + w(18);
+            let s = (s & 0xffff) + (s >> 16);
+            let s = (s & 0xffff) + (s >> 16);
+            s == 0xffff
+        } else {
+            checksum::ip_checksum(h) == 0
+        }
     }
 }
 
@@ -322,6 +394,47 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Ipv4Packet<T> {
         self.set_tos(v)
     }
 
+    /// Set the DSCP (upper 6 bits of TOS; `dscp` above 63 is masked),
+    /// keeping the ECN bits.
+    #[inline]
+    pub fn set_dscp(&mut self, dscp: u8) {
+        let tos = self.tos();
+        self.set_tos((tos & 3) | (dscp << 2))
+    }
+
+    /// Set the ECN bits (lower 2 bits of TOS; `ecn` above 3 is masked),
+    /// keeping the DSCP.
+    #[inline]
+    pub fn set_ecn(&mut self, ecn: u8) {
+        let tos = self.tos();
+        self.set_tos((tos & !3) | (ecn & 3))
+    }
+
+    /// Set the TOS byte and update the checksum incrementally.
+    #[inline]
+    pub fn set_tos_incremental(&mut self, tos: u8) {
+        let b0 = self.buffer.as_ref()[field::VER_IHL];
+        let old = u16::from_be_bytes([b0, self.tos()]);
+        self.set_tos(tos);
+        self.update_checksum(old, u16::from_be_bytes([b0, tos]));
+    }
+
+    /// Set the DSCP (as [`set_dscp`](Self::set_dscp)) and update the
+    /// checksum incrementally (Click's `SetIPDSCP`).
+    #[inline]
+    pub fn set_dscp_incremental(&mut self, dscp: u8) {
+        let tos = self.tos();
+        self.set_tos_incremental((tos & 3) | (dscp << 2))
+    }
+
+    /// Set the ECN bits (as [`set_ecn`](Self::set_ecn)) and update the
+    /// checksum incrementally (Click's `MarkIPCE` sets them to 3).
+    #[inline]
+    pub fn set_ecn_incremental(&mut self, ecn: u8) {
+        let tos = self.tos();
+        self.set_tos_incremental((tos & !3) | (ecn & 3))
+    }
+
     /// Set the total length.
     #[inline]
     pub fn set_total_len(&mut self, len: u16) {
@@ -338,6 +451,15 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Ipv4Packet<T> {
     #[inline]
     pub fn set_flags_frag(&mut self, v: u16) {
         set_u16(self.buffer.as_mut(), field::FLG_OFF, v)
+    }
+
+    /// Set the raw flags/fragment-offset word and update the checksum
+    /// incrementally.
+    #[inline]
+    pub fn set_flags_frag_incremental(&mut self, v: u16) {
+        let old = self.flags_frag();
+        self.set_flags_frag(v);
+        self.update_checksum(old, v);
     }
 
     #[inline]
@@ -378,6 +500,15 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Ipv4Packet<T> {
         self.buffer.as_mut()[field::TTL] = ttl;
     }
 
+    /// Set the TTL and update the checksum incrementally.
+    #[inline]
+    pub fn set_ttl_incremental(&mut self, ttl: u8) {
+        let proto = self.protocol();
+        let old = u16::from_be_bytes([self.ttl(), proto]);
+        self.set_ttl(ttl);
+        self.update_checksum(old, u16::from_be_bytes([ttl, proto]));
+    }
+
     /// Set the protocol.
     #[inline]
     pub fn set_protocol(&mut self, p: u8) {
@@ -402,6 +533,14 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Ipv4Packet<T> {
         set_ipv4(self.buffer.as_mut(), field::DST, a)
     }
 
+    /// Update the checksum field incrementally (RFC 1624) for a 16-bit
+    /// header word that changed from `old` to `new`.
+    #[inline]
+    pub fn update_checksum(&mut self, old: u16, new: u16) {
+        let c = checksum_update_u16(self.checksum(), old, new);
+        self.set_checksum(c)
+    }
+
     /// Recompute the header checksum over `header_len()` bytes.
     #[inline]
     pub fn fill_checksum(&mut self) {
@@ -419,13 +558,20 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Ipv4Packet<T> {
         if ttl == 0 {
             return 0;
         }
-        let proto = self.protocol();
-        let old = u16::from_be_bytes([ttl, proto]);
-        let new = u16::from_be_bytes([ttl - 1, proto]);
-        let c = checksum_update_u16(self.checksum(), old, new);
         self.set_ttl(ttl - 1);
-        self.set_checksum(c);
+        // The TTL/protocol word drops by 0x0100 whatever the protocol, so
+        // `~old + new` is the constant 0xFEFF (Click's form of RFC 1624).
+        // One fold suffices: the sum is at most 0x1FEFE.
+        let sum = u32::from(!self.checksum()) + 0xfeff;
+        self.set_checksum(!(((sum & 0xffff) + (sum >> 16)) as u16));
         ttl - 1
+    }
+
+    /// The mutable header (`header_len()` bytes, options included).
+    #[inline]
+    pub fn header_mut(&mut self) -> &mut [u8] {
+        let hl = self.header_len() as usize;
+        &mut self.buffer.as_mut()[..hl]
     }
 
     /// Mutable options bytes.
@@ -707,6 +853,99 @@ mod tests {
         assert!(p.verify_checksum());
     }
 
+    #[test]
+    fn fixed_and_header_checks() {
+        let b = example();
+        // The fixed header only: the total length is not looked at.
+        let p = Ipv4Packet::new_fixed_checked(&b[..20]).unwrap();
+        assert_eq!(p.ttl(), 64);
+        assert_eq!(p.check_header_len(), Ok(()));
+        assert_eq!(p.check_len(), Err(Error::Truncated));
+        assert!(p.verify_checksum());
+        assert_eq!(
+            Ipv4Packet::new_fixed_checked(&b[..19]).err(),
+            Some(Error::Truncated)
+        );
+        // IHL 6 in a 20-byte buffer; IHL 4.
+        let mut h = b[..20].to_vec();
+        h[0] = 0x46;
+        let p = Ipv4Packet::new_fixed_checked(&h[..]).unwrap();
+        assert_eq!(p.check_header_len(), Err(Error::Truncated));
+        h[0] = 0x44;
+        let p = Ipv4Packet::new_fixed_checked(&h[..]).unwrap();
+        assert_eq!(p.check_header_len(), Err(Error::Malformed));
+    }
+
+    #[test]
+    fn verify_checksum_with_options() {
+        let mut b =
+            hex("4600 0020 1234 20b9 0106 0000 0a000001 0a000002 01010100 deadbeef 00000000");
+        let mut p = Ipv4Packet::new_checked(&mut b[..]).unwrap();
+        p.fill_checksum();
+        assert!(p.verify_checksum());
+        p.header_mut()[21] = 7;
+        assert!(!p.verify_checksum());
+        assert_eq!(p.header_mut().len(), 24);
+    }
+
+    #[test]
+    fn tos_setters() {
+        let mut b = example();
+        let mut p = Ipv4Packet::new_checked(&mut b[..]).unwrap();
+        p.set_tos(0b1010_1001);
+        p.set_dscp(0x3f);
+        assert_eq!(p.tos(), 0xfd);
+        p.set_ecn(2);
+        assert_eq!(p.tos(), 0xfe);
+        p.set_ecn(7);
+        assert_eq!(p.ecn(), 3);
+        p.fill_checksum();
+        p.set_dscp_incremental(0x2e);
+        assert_eq!((p.dscp(), p.ecn()), (0x2e, 3));
+        assert!(p.verify_checksum());
+        p.set_ecn_incremental(1);
+        assert_eq!((p.dscp(), p.ecn()), (0x2e, 1));
+        assert!(p.verify_checksum());
+        p.set_tos_incremental(0);
+        assert_eq!(p.tos(), 0);
+        assert_eq!(p.checksum(), 0xb861);
+    }
+
+    #[test]
+    fn incremental_setters() {
+        let mut b = example();
+        let mut p = Ipv4Packet::new_checked(&mut b[..]).unwrap();
+        p.set_ttl_incremental(255);
+        assert_eq!(p.ttl(), 255);
+        assert!(p.verify_checksum());
+        p.set_flags_frag_incremental(FLAG_MF | 3);
+        assert!(p.more_frags() && !p.dont_frag());
+        assert_eq!(p.frag_offset(), 24);
+        assert!(p.verify_checksum());
+        let (old, new) = (p.ident(), 0x1234);
+        p.set_ident(new);
+        p.update_checksum(old, new);
+        assert!(p.verify_checksum());
+    }
+
+    #[test]
+    fn decrement_ttl_is_clicks_update() {
+        // Click's DecIPTTL: ~(~old_sum + 0xFEFF), folded once.
+        for c in [
+            0u16, 1, 0x00ff, 0x0100, 0x0101, 0xfeff, 0xff00, 0xfffe, 0xffff,
+        ] {
+            for ttl in [1u8, 2, 64, 255] {
+                let mut h = example();
+                h[8] = ttl;
+                h[10..12].copy_from_slice(&c.to_be_bytes());
+                let mut p = Ipv4Packet::new_checked(&mut h[..]).unwrap();
+                assert_eq!(p.decrement_ttl(), ttl - 1);
+                let sum = (!u32::from(c) & 0xffff) + 0xfeff;
+                assert_eq!(p.checksum(), !((sum + (sum >> 16)) as u16), "{c:#x} {ttl}");
+            }
+        }
+    }
+
     fn header_strategy() -> impl Strategy<Value = Vec<u8>> {
         (0usize..=10, proptest::collection::vec(any::<u8>(), 60)).prop_map(|(nopt, mut v)| {
             let hl = 20 + 4 * nopt;
@@ -747,6 +986,51 @@ mod tests {
             p.fill_checksum();
             prop_assert_eq!(inc, p.checksum());
             prop_assert_eq!(p.ttl(), before.saturating_sub(1));
+        }
+
+        #[test]
+        fn incremental_setters_equal_recompute(
+            mut h in header_strategy(),
+            ttl in any::<u8>(),
+            tos in any::<u8>(),
+            ff in any::<u16>(),
+        ) {
+            let mut p = Ipv4Packet::new_checked(&mut h[..]).unwrap();
+            p.fill_checksum();
+            p.set_ttl_incremental(ttl);
+            p.set_tos_incremental(tos);
+            p.set_flags_frag_incremental(ff);
+            let inc = p.checksum();
+            p.fill_checksum();
+            // Equal as ones-complement numbers (0 and 0xFFFF both zero; the
+            // header's first word is never zero, so the sum never is).
+            prop_assert_eq!(inc, p.checksum());
+            prop_assert_eq!((p.ttl(), p.tos(), p.flags_frag()), (ttl, tos, ff));
+        }
+
+        #[test]
+        fn verify_checksum_matches_general_sum(h in header_strategy()) {
+            let p = Ipv4Packet::new_checked(&h[..]).unwrap();
+            prop_assert_eq!(p.verify_checksum(), crate::checksum::ip_checksum(p.header()) == 0);
+        }
+
+        #[test]
+        fn fixed_checked_never_panics(d in proptest::collection::vec(any::<u8>(), 0..70)) {
+            let mut d = d;
+            if let Ok(mut p) = Ipv4Packet::new_fixed_checked(&mut d[..]) {
+                let _ = (p.version(), p.header_len(), p.tos(), p.total_len(), p.ident());
+                let _ = (p.flags_frag(), p.ttl(), p.protocol(), p.checksum());
+                let _ = (p.src_addr(), p.dst_addr());
+                p.set_ttl_incremental(3);
+                p.set_dscp_incremental(9);
+                p.set_flags_frag_incremental(0);
+                p.decrement_ttl();
+                if p.check_header_len().is_ok() {
+                    let _ = (p.header().len(), p.options().len(), p.header_mut().len());
+                    p.fill_checksum();
+                    prop_assert!(p.verify_checksum());
+                }
+            }
         }
 
         #[test]

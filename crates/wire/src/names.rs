@@ -92,7 +92,9 @@ pub const ICMP_PARAM_PROBLEM_CODES: &[(&str, u8)] = {
     ]
 };
 
-/// Well-known TCP/UDP port names Click knows without `/etc/services`.
+/// Well-known TCP/UDP port names Click knows without `/etc/services`
+/// (`known_ports` in Click's IPNameInfo). The one table: the configuration
+/// language (`click_lang::names`) reads it too.
 pub const KNOWN_PORTS: &[(&str, u16)] = &[
     ("auth", 113),
     ("bootpc", 68),
@@ -106,6 +108,7 @@ pub const KNOWN_PORTS: &[(&str, u16)] = &[
     ("finger", 79),
     ("ftp", 21),
     ("ftp-data", 20),
+    ("http", 80),
     ("https", 443),
     ("imap3", 220),
     ("imaps", 993),
@@ -222,6 +225,51 @@ mod tests {
         assert_eq!(port_by_name("www"), Some(80));
         assert_eq!(port_by_name("route"), Some(520));
         assert_eq!(port_by_name("gopher"), None);
+    }
+
+    #[test]
+    fn known_ports_are_the_union_of_both_old_tables() {
+        // The table the configuration language had (Click's `known_ports`)
+        // and the one this crate had (which lacked "http"), merged.
+        let union: &[(&str, u16)] = &[
+            ("auth", 113),
+            ("bootpc", 68),
+            ("bootps", 67),
+            ("chargen", 19),
+            ("daytime", 13),
+            ("discard", 9),
+            ("dns", 53),
+            ("domain", 53),
+            ("echo", 7),
+            ("finger", 79),
+            ("ftp", 21),
+            ("ftp-data", 20),
+            ("http", 80),
+            ("https", 443),
+            ("imap3", 220),
+            ("imaps", 993),
+            ("irc", 194),
+            ("netbios-dgm", 138),
+            ("netbios-ns", 137),
+            ("netbios-ssn", 139),
+            ("nntp", 119),
+            ("ntp", 123),
+            ("pop3", 110),
+            ("pop3s", 995),
+            ("rip", 520),
+            ("route", 520),
+            ("smtp", 25),
+            ("snmp", 161),
+            ("snmp-trap", 162),
+            ("ssh", 22),
+            ("sunrpc", 111),
+            ("telnet", 23),
+            ("tftp", 69),
+            ("www", 80),
+        ];
+        assert_eq!(KNOWN_PORTS, union);
+        assert_eq!(port_by_name("http"), Some(80));
+        assert_eq!(port_by_name("www"), port_by_name("http"));
     }
 
     #[test]

@@ -86,6 +86,18 @@ impl<T: AsRef<[u8]>> TcpPacket<T> {
         Ok(p)
     }
 
+    /// Wrap a buffer that holds at least the 20-byte fixed header, without
+    /// looking at the data offset (`Truncated` otherwise). Fixed-field
+    /// accessors and setters cannot panic then; `options()`, `payload()`
+    /// and `mss_option()` need [`check_len`](Self::check_len).
+    #[inline]
+    pub fn new_fixed_checked(buffer: T) -> Result<Self, Error> {
+        if buffer.as_ref().len() < field::OPTIONS {
+            return Err(Error::Truncated);
+        }
+        Ok(Self::new_unchecked(buffer))
+    }
+
     /// `Truncated` if the buffer is shorter than 20 bytes or than
     /// `header_len()`; `Malformed` if `header_len() < 20`.
     #[inline]
@@ -314,6 +326,16 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> TcpPacket<T> {
         *b = (*b & 0x0f) | ((len / 4) << 4);
     }
 
+    /// Set the 4-bit data offset field (the header length in 32-bit words)
+    /// as given, keeping the low nibble; unlike
+    /// [`set_header_len`](Self::set_header_len) any value is written (only
+    /// its low 4 bits), as Click's `SetTCPChecksum(FIXOFF true)` does.
+    #[inline]
+    pub fn set_data_offset(&mut self, words: u8) {
+        let b = &mut self.buffer.as_mut()[field::DATA_OFF];
+        *b = (*b & 0x0f) | ((words & 0x0f) << 4);
+    }
+
     /// Set the flags byte.
     #[inline]
     pub fn set_flags(&mut self, f: u8) {
@@ -420,6 +442,37 @@ mod tests {
         assert!(tcp.payload_ref().is_empty());
         assert_eq!(tcp.segment_len(), 1);
         assert!(tcp.verify_checksum(ip.src_addr(), ip.dst_addr()));
+    }
+
+    #[test]
+    fn fixed_checked() {
+        let b = hex(RST_FRAME);
+        assert_eq!(
+            TcpPacket::new_fixed_checked(&b[34..53]).err(),
+            Some(Error::Truncated)
+        );
+        let mut h = b[34..54].to_vec();
+        h[12] = 0x40; // data offset 16 bytes
+        let t = TcpPacket::new_fixed_checked(&h[..]).unwrap();
+        assert_eq!(t.check_len(), Err(Error::Malformed));
+        assert_eq!(
+            (t.src_port(), t.dst_port(), t.checksum()),
+            (0x176f, 0x985a, 0x470b)
+        );
+    }
+
+    #[test]
+    fn set_data_offset_writes_any_nibble() {
+        let mut b = hex(RST_FRAME);
+        let mut tcp = TcpPacket::new_unchecked(&mut b[34..]);
+        tcp.set_ns(true);
+        tcp.set_data_offset(0);
+        assert_eq!(tcp.header_len(), 0);
+        assert!(tcp.ns());
+        tcp.set_data_offset(0x1f);
+        assert_eq!(tcp.header_len(), 60);
+        assert!(tcp.ns());
+        assert_eq!(tcp.check_len(), Err(Error::Truncated));
     }
 
     #[test]

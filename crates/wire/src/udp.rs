@@ -43,6 +43,18 @@ impl<T: AsRef<[u8]>> UdpPacket<T> {
         Ok(p)
     }
 
+    /// Wrap a buffer that holds at least the 8-byte header, without looking
+    /// at the length field (`Truncated` otherwise). Header accessors and
+    /// setters cannot panic then; `payload()`, `verify_checksum()` and
+    /// `fill_checksum()` need [`check_len`](Self::check_len).
+    #[inline]
+    pub fn new_fixed_checked(buffer: T) -> Result<Self, Error> {
+        if buffer.as_ref().len() < field::PAYLOAD {
+            return Err(Error::Truncated);
+        }
+        Ok(Self::new_unchecked(buffer))
+    }
+
     /// `Truncated` if the buffer is shorter than 8 bytes or than `len()`;
     /// `Malformed` if `len() < 8`.
     #[inline]
@@ -229,6 +241,22 @@ mod tests {
         udp.fill_checksum(src, dst);
         assert_eq!(udp.checksum(), 0xffff);
         assert!(udp.verify_checksum(src, dst));
+    }
+
+    #[test]
+    fn fixed_checked() {
+        assert_eq!(
+            UdpPacket::new_fixed_checked(&[0u8; 7][..]).err(),
+            Some(Error::Truncated)
+        );
+        // A length field past the buffer: the header is still readable.
+        let h = [0, 53, 0, 54, 0, 99, 0x12, 0x34];
+        let u = UdpPacket::new_fixed_checked(&h[..]).unwrap();
+        assert_eq!(
+            (u.src_port(), u.dst_port(), u.len(), u.checksum()),
+            (53, 54, 99, 0x1234)
+        );
+        assert_eq!(u.check_len(), Err(Error::Truncated));
     }
 
     #[test]

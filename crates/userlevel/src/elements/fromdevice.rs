@@ -4,6 +4,7 @@
 use super::set_extra_length;
 use click::element_any;
 use click::prelude::*;
+use click_wire::{ethertype, EthernetFrame, Ipv4Packet, VlanHeader};
 use clickos_netdev::{DevInfo, Frame, Method, Rx, RxConfig};
 
 pub static SPEC: ClassSpec = ClassSpec {
@@ -187,7 +188,8 @@ impl FromDevice {
         vlan: Option<(u16, u16)>,
     ) -> (Packet, bool) {
         let ether = self.dev.as_ref().is_some_and(|d| d.is_ether());
-        let tag = if ether && data.len() >= 12 {
+        // A tag goes back after the addresses, if they are there.
+        let tag = if ether && data.len() >= EthernetFrame::<&[u8]>::ADDRS_LEN {
             vlan
         } else {
             None
@@ -198,10 +200,15 @@ impl FromDevice {
         let d = p.data_mut();
         match tag {
             Some((tpid, tci)) => {
+                // The addresses, then the tag the kernel took out (its
+                // type field is the frame's, which follows).
                 let mut hdr = [0u8; 16];
-                hdr[..12].copy_from_slice(&data[..12]);
-                hdr[12..14].copy_from_slice(&tpid.to_be_bytes());
-                hdr[14..16].copy_from_slice(&tci.to_be_bytes());
+                let orig = EthernetFrame::new_unchecked(data);
+                let mut f = EthernetFrame::new_unchecked(&mut hdr[..]);
+                f.set_dst_addr(orig.dst_addr());
+                f.set_src_addr(orig.src_addr());
+                f.set_ethertype(tpid);
+                VlanHeader::new_unchecked(f.payload_mut()).set_tci(tci);
                 let h = keep.min(16);
                 d[..h].copy_from_slice(&hdr[..h]);
                 if keep > 16 {
@@ -456,22 +463,27 @@ fn force_ip(p: &mut Packet, ether: bool) -> bool {
     let off = if !ether {
         0
     } else {
-        if d.len() < 14 {
+        let Ok(f) = EthernetFrame::new_checked(d) else {
             return false;
-        }
-        match u16::from_be_bytes([d[12], d[13]]) {
-            0x0800 => 14,
-            0x8100 | 0x88a8 if d.len() >= 18 && u16::from_be_bytes([d[16], d[17]]) == 0x0800 => 18,
+        };
+        let inner_ip =
+            || VlanHeader::new_checked(f.payload()).is_ok_and(|v| v.ethertype() == ethertype::IPV4);
+        match f.ethertype() {
+            ethertype::IPV4 => 14,
+            ethertype::VLAN | ethertype::QINQ if inner_ip() => 18,
             _ => return false,
         }
     };
-    let Some(&vh) = d.get(off) else {
+    let Some(ip) = d
+        .get(off..)
+        .and_then(|d| Ipv4Packet::new_fixed_checked(d).ok())
+    else {
         return false;
     };
-    let hl = usize::from(vh & 15) * 4;
-    if vh >> 4 != 4 || hl < 20 || d.len() < off + hl {
+    if ip.version() != 4 || ip.check_header_len().is_err() {
         return false;
     }
+    let hl = usize::from(ip.header_len());
     p.set_network_header(off, hl);
     true
 }

@@ -5,6 +5,7 @@ use click::element_any;
 use click::prelude::*;
 use click_lang::args::Seconds;
 use click_pcap::{linktype, PcapReader};
+use click_wire::{ethertype, EthernetFrame, Ipv4Packet, VlanHeader};
 use std::fs::File;
 use std::io::BufReader;
 
@@ -119,14 +120,17 @@ fn unparse_real2(v: u32, shift: u32) -> String {
 
 /// Sets the IP header annotation at `off` when an IPv4 header is there.
 fn mark_ip(p: &mut Packet, off: usize) -> bool {
-    let d = p.data();
-    if d.len() < off + 20 || d[off] >> 4 != 4 {
+    let Some(ip) = p
+        .data()
+        .get(off..)
+        .and_then(|d| Ipv4Packet::new_fixed_checked(d).ok())
+    else {
+        return false;
+    };
+    if ip.version() != 4 || ip.check_header_len().is_err() {
         return false;
     }
-    let hl = ((d[off] & 15) as usize) * 4;
-    if hl < 20 || d.len() < off + hl {
-        return false;
-    }
+    let hl = usize::from(ip.header_len());
     p.set_network_header(off, hl);
     true
 }
@@ -141,10 +145,15 @@ fn annotate(p: &mut Packet, lt: u32, force_ip: bool) -> bool {
             if !force_ip {
                 return false;
             }
-            let d = p.data();
-            match be16(d, 12) {
-                Some(0x0800) => mark_ip(p, 14),
-                Some(0x8100) if be16(d, 16) == Some(0x0800) => mark_ip(p, 18),
+            let Ok(f) = EthernetFrame::new_checked(p.data()) else {
+                return false;
+            };
+            let inner_ip = || {
+                VlanHeader::new_checked(f.payload()).is_ok_and(|v| v.ethertype() == ethertype::IPV4)
+            };
+            match f.ethertype() {
+                ethertype::IPV4 => mark_ip(p, 14),
+                ethertype::VLAN if inner_ip() => mark_ip(p, 18),
                 _ => false,
             }
         }

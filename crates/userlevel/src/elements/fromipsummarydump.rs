@@ -12,6 +12,7 @@ use super::ipsumdump_parse::{parse_frag, parse_ts, split_line, FlowId, Odesc, Va
 use super::{extra_length, io_error_text, set_extra_length};
 use click::element_any;
 use click::prelude::*;
+use click_wire::{ip_proto, UdpPacket};
 use std::io::{BufRead, BufReader, Read};
 
 /// How many malformed fields are reported before the rest are only
@@ -229,17 +230,21 @@ fn extra_packets(p: &Packet) -> u32 {
 /// plus `extra` bytes.
 fn set_packet_lengths(p: &mut Packet, extra: u32) {
     let length = (p.len() as u64 + extra as u64).min(0xFFFF) as u16;
-    let Some(n) = p.network_header_mut() else {
+    let Some(mut ip) = p.ip_header_mut() else {
         return;
     };
-    if n.len() < 20 || n[0] >> 4 != 4 {
+    if ip.version() != 4 {
         return;
     }
-    let hl = ((n[0] & 15) as usize) * 4;
-    n[2..4].copy_from_slice(&length.to_be_bytes());
-    if n[9] == 17 && n.len() >= hl + 6 {
-        let ulen = length.saturating_sub(hl as u16);
-        n[hl + 4..hl + 6].copy_from_slice(&ulen.to_be_bytes());
+    let hl = usize::from(ip.header_len());
+    ip.set_total_len(length);
+    if ip.protocol() == ip_proto::UDP {
+        // Like Click, the length of a UDP header cut right after it too
+        // (the length field ends at byte 6).
+        let udp = ip.into_inner().get_mut(hl..).filter(|u| u.len() >= 6);
+        if let Some(udp) = udp {
+            UdpPacket::new_unchecked(udp).set_len(length.saturating_sub(hl as u16));
+        }
     }
 }
 

@@ -8,6 +8,8 @@ use super::ipsumdump_opt::cp_uint;
 use super::set_extra_length;
 use click::packet::AGGREGATE_ANNO_OFFSET;
 use click::prelude::*;
+use click_wire::{checksum, Ipv4Packet};
+use std::net::Ipv4Addr;
 
 /// Default addresses and ports (`!flowid`, FLOWID).
 #[derive(Copy, Clone, Debug)]
@@ -116,25 +118,6 @@ pub(super) fn split_line(line: &str, n: usize) -> Vec<&str> {
         }
     }
     out
-}
-
-pub(super) fn ones_sum(data: &[u8]) -> u32 {
-    let mut s = 0u32;
-    let mut ch = data.chunks_exact(2);
-    for c in &mut ch {
-        s += ((c[0] as u32) << 8) | c[1] as u32;
-    }
-    if let [x] = ch.remainder() {
-        s += (*x as u32) << 8;
-    }
-    s
-}
-
-pub(super) fn fold(mut s: u32) -> u16 {
-    while s >> 16 != 0 {
-        s = (s & 0xffff) + (s >> 16);
-    }
-    !(s as u16)
 }
 
 /// Click's `click_icmp_hl`: the header length of an ICMP type.
@@ -258,12 +241,14 @@ impl Odesc {
             self.th = Some(n + 20);
             let b = &mut self.buf[n..n + 20];
             b.fill(0);
-            b[0] = 0x45;
-            b[8] = 100;
-            b[9] = self.default_ip_p;
+            let mut ip = Ipv4Packet::new_unchecked(b);
+            ip.set_version(4);
+            ip.set_header_len(20);
+            ip.set_ttl(100);
+            ip.set_protocol(self.default_ip_p);
             if let Some(f) = self.flowid {
-                b[12..16].copy_from_slice(&f.src);
-                b[16..20].copy_from_slice(&f.dst);
+                ip.set_src_addr(Ipv4Addr::from(f.src));
+                ip.set_dst_addr(Ipv4Addr::from(f.dst));
             }
         }
         true
@@ -539,19 +524,19 @@ impl Odesc {
 
     pub(super) fn inject_ip(&mut self, f: Field, v: Val, num: u32) {
         let n = self.nh();
+        // `make_ip` made the fixed header: 20 bytes from `n`.
+        let mut ip = Ipv4Packet::new_unchecked(&mut self.buf[n..]);
         match f {
-            Field::IpSrc => self.buf[n + 12..n + 16].copy_from_slice(&num.to_be_bytes()),
-            Field::IpDst => self.buf[n + 16..n + 20].copy_from_slice(&num.to_be_bytes()),
-            Field::IpTos => self.buf[n + 1] = num as u8,
-            Field::IpDscp => self.buf[n + 1] = (self.buf[n + 1] & 3) | ((num << 2) as u8 & 0xfc),
-            Field::IpEcn => self.buf[n + 1] = (self.buf[n + 1] & 0xfc) | (num as u8 & 3),
-            Field::IpTtl => self.buf[n + 8] = num as u8,
-            Field::IpFrag | Field::IpFragoff => {
-                self.buf[n + 6..n + 8].copy_from_slice(&(num as u16).to_be_bytes())
-            }
-            Field::IpId => self.buf[n + 4..n + 6].copy_from_slice(&(num as u16).to_be_bytes()),
-            Field::IpSum => self.buf[n + 10..n + 12].copy_from_slice(&(num as u16).to_be_bytes()),
-            Field::IpProto => self.buf[n + 9] = num as u8,
+            Field::IpSrc => ip.set_src_addr(Ipv4Addr::from(num)),
+            Field::IpDst => ip.set_dst_addr(Ipv4Addr::from(num)),
+            Field::IpTos => ip.set_tos(num as u8),
+            Field::IpDscp => ip.set_dscp(num as u8),
+            Field::IpEcn => ip.set_ecn(num as u8),
+            Field::IpTtl => ip.set_ttl(num as u8),
+            Field::IpFrag | Field::IpFragoff => ip.set_flags_frag(num as u16),
+            Field::IpId => ip.set_ident(num as u16),
+            Field::IpSum => ip.set_checksum(num as u16),
+            Field::IpProto => ip.set_protocol(num as u8),
             Field::IpOpt => {
                 if let Val::Opt(Some(o)) = v {
                     self.have_ip_hl = true;
@@ -741,13 +726,13 @@ impl Odesc {
         if hl < 20 || n + hl > self.buf.len() {
             return;
         }
-        self.buf[n + 10..n + 12].fill(0);
-        let s = fold(ones_sum(&self.buf[n..n + hl]));
-        self.buf[n + 10..n + 12].copy_from_slice(&s.to_be_bytes());
-        let off = u16::from_be_bytes([self.buf[n + 6], self.buf[n + 7]]);
-        if off & 0x3fff != 0 {
+        // The whole header is in the buffer.
+        let mut ip = Ipv4Packet::new_unchecked(&mut self.buf[n..]);
+        ip.fill_checksum();
+        if ip.is_fragment() {
             return;
         }
+        let (src, dst) = (ip.src_addr(), ip.dst_addr());
         let th = self.th();
         let tl = self.trans_len();
         let (at, pseudo) = match self.ip_p() {
@@ -760,11 +745,17 @@ impl Odesc {
             return;
         }
         self.buf[th + at..th + at + 2].fill(0);
-        let mut s = ones_sum(&self.buf[th..]);
-        if pseudo {
-            s += ones_sum(&self.buf[n + 12..n + 20]) + self.ip_p() as u32 + tl as u32;
-        }
-        let c = fold(s);
+        let seg = &self.buf[th..];
+        let c = if pseudo {
+            // The length folded to 16 bits (ones-complement), as it is
+            // summed; only a segment past 64 KiB, which no IP length
+            // describes, has bits above them.
+            let len = checksum::add((tl >> 16) as u16, tl as u16);
+            let ph = checksum::pseudo_header_sum(src, dst, self.ip_p(), len);
+            !checksum::add(ph, checksum::sum(seg))
+        } else {
+            checksum::ip_checksum(seg)
+        };
         self.buf[th + at..th + at + 2].copy_from_slice(&c.to_be_bytes());
     }
 }

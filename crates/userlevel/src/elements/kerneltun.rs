@@ -5,6 +5,7 @@
 use click::element_any;
 use click::lang::args::IpPrefix;
 use click::prelude::*;
+use click_wire::Ipv4Packet;
 use clickos_netdev::{dev_err, HostSide, Tun};
 use std::net::Ipv4Addr;
 use std::os::fd::RawFd;
@@ -200,10 +201,9 @@ impl KernelTun {
                 cx.push(0, p);
                 continue;
             }
-            let d = &self.buf[..len];
-            let hl = d.first().map_or(0, |b| usize::from(b & 0xf) * 4);
-            if len >= 20 && d[0] >> 4 == 4 && hl >= 20 && hl <= len {
-                p.set_network_header(0, hl);
+            let ip = Ipv4Packet::new_fixed_checked(&self.buf[..len]).ok();
+            if let Some(ip) = ip.filter(|ip| ip.version() == 4 && ip.check_header_len().is_ok()) {
+                p.set_network_header(0, usize::from(ip.header_len()));
                 cx.push(0, p);
             } else if cx.noutputs() > 1 {
                 cx.push(1, p);

@@ -1,6 +1,6 @@
 //! TimeFilter: passes packets whose timestamps lie in a range.
 
-use crate::elements::standard::util;
+use crate::common::handlers;
 use crate::prelude::*;
 use click_lang::args::{self, RawString, Seconds};
 
@@ -137,7 +137,7 @@ impl TimeFilter {
                 loop {
                     let prev = self.last;
                     self.last_h_ready = false;
-                    util::call_write_desc(cx, &call);
+                    handlers::call_write_desc(cx, &call);
                     // writes the call made back to us were deferred: apply
                     // them now, as Click calls them at once
                     for (name, value) in cx.take_deferred_writes_to_self() {
@@ -251,7 +251,7 @@ impl Element for TimeFilter {
         if !matches!(name, "start" | "end" | "interval" | "extend_interval") {
             return None;
         }
-        let t = match args::parse_time_ns(&util::clean(value)) {
+        let t = match args::parse_time_ns(&handlers::clean(value)) {
             Ok(t) => t,
             Err(_) => return Some(Err("expected time".into())),
         };

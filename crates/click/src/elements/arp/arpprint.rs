@@ -1,9 +1,8 @@
 //! ARPPrint: pretty-prints ARP packets a la tcpdump.
 
 use crate::prelude::*;
-use click_wire::EtherAddress;
+use click_wire::{ArpPacket, EthernetFrame};
 use core::fmt::Write as _;
-use core::net::Ipv4Addr;
 
 /// `ARPPrint([LABEL, KEYWORDS])`.
 pub struct ARPPrint {
@@ -59,14 +58,6 @@ Ethernet header precedes the ARP header. Default false.\n\
     make: || Box::new(ARPPrint::default()),
 };
 
-fn ip_at(b: &[u8], off: usize) -> Ipv4Addr {
-    Ipv4Addr::new(b[off], b[off + 1], b[off + 2], b[off + 3])
-}
-
-fn eth_at(b: &[u8], off: usize) -> EtherAddress {
-    EtherAddress::from_bytes(&b[off..off + 6])
-}
-
 impl ARPPrint {
     /// The line for one packet, or `None` when nothing is printed.
     fn line(&self, p: &Packet) -> Option<String> {
@@ -87,20 +78,25 @@ impl ARPPrint {
             // before the network header and inside the packet.
             let mac = p.mac_header_offset().unwrap_or(0);
             if mac >= 0 && mac + 14 <= nh_off && (mac + 14) as usize <= p.len() {
-                let e = &p.data()[mac as usize..];
-                let _ = write!(sa, "{} > {}: ", eth_at(e, 6), eth_at(e, 0));
+                let e = EthernetFrame::new_unchecked(&p.data()[mac as usize..]);
+                let _ = write!(sa, "{} > {}: ", e.src_addr(), e.dst_addr());
             }
         }
         if arp.len() < 8 {
             let _ = write!(sa, "truncated-arp ({})", arp.len());
             return Some(sa);
         }
-        let hrd = u16::from_be_bytes([arp[0], arp[1]]);
-        let pro = u16::from_be_bytes([arp[2], arp[3]]);
-        let (hln, pln) = (arp[4], arp[5]);
-        let op = u16::from_be_bytes([arp[6], arp[7]]);
+        let len = arp.len();
+        // The 8 bytes before the addresses are there; the addresses are read
+        // (below) only from a 28-byte packet.
+        let arp = ArpPacket::new_unchecked(arp);
+        let hrd = arp.hardware_type();
+        let pro = arp.protocol_type();
+        let (hln, pln) = (arp.hardware_len(), arp.protocol_len());
+        let op = arp.operation();
         // Click reads the four addresses as Ethernet/IPv4 fields.
-        if (pro != 0x0800 && pro != 0x1000) || pln != 4 || hln == 0 || arp.len() < 28 {
+        if (pro != 0x0800 && pro != 0x1000) || pln != 4 || hln == 0 || len < ArpPacket::<&[u8]>::LEN
+        {
             let _ = write!(
                 sa,
                 "arp-#{} for proto #{} ({}) hardware #{} ({})",
@@ -112,16 +108,17 @@ impl ARPPrint {
             sa.push_str("trailer-");
         }
         let (sha, spa, tha, tpa) = (
-            eth_at(arp, 8),
-            ip_at(arp, 14),
-            eth_at(arp, 18),
-            ip_at(arp, 24),
+            arp.sender_hardware_addr(),
+            arp.sender_protocol_addr(),
+            arp.target_hardware_addr(),
+            arp.target_protocol_addr(),
         );
         match op {
             1 => {
                 let _ = write!(sa, "arp who-has {}", tpa);
+                // Only the first HLN bytes of the target address count.
                 let n = (hln as usize).min(6);
-                if arp[18..18 + n].iter().any(|&b| b != 0) {
+                if tha.0[..n].iter().any(|&b| b != 0) {
                     let _ = write!(sa, " ({})", tha);
                 }
                 let _ = write!(sa, " tell {}", spa);

@@ -7,6 +7,8 @@ use crate::prelude::*;
 use alloc::format;
 use alloc::rc::Rc;
 use click_lang::args::{IpPrefix, RawString, Seconds};
+use click_wire::arp::{HTYPE_ETHERNET, OP_REPLY, OP_REQUEST};
+use click_wire::{ethertype, ArpPacket, EtherAddress, EthernetFrame};
 use core::cell::RefCell;
 use core::net::Ipv4Addr;
 
@@ -244,19 +246,22 @@ impl ARPQuerier {
     ) {
         let mut q = cx.pool().make_len(DEFAULT_HEADROOM, 42, 0);
         {
-            let d = q.data_mut();
             let dst = match dst {
-                Some(e) if !self.broadcast_poll => e,
-                _ => [0xff; 6],
+                Some(e) if !self.broadcast_poll => EtherAddress(e),
+                _ => EtherAddress::BROADCAST,
             };
-            d[..6].copy_from_slice(&dst);
-            d[6..12].copy_from_slice(&self.my_eth);
-            d[12..14].copy_from_slice(&[0x08, 0x06]);
-            d[14..22].copy_from_slice(&[0, 1, 0x08, 0, 6, 4, 0, 1]);
-            d[22..28].copy_from_slice(&self.my_eth);
-            d[28..32].copy_from_slice(&self.my_ip.to_be_bytes());
-            d[32..38].fill(0);
-            d[38..42].copy_from_slice(&want.to_be_bytes());
+            let me = EtherAddress(self.my_eth);
+            let mut f = EthernetFrame::new_unchecked(q.data_mut());
+            f.set_dst_addr(dst);
+            f.set_src_addr(me);
+            f.set_ethertype(ethertype::ARP);
+            let mut a = ArpPacket::new_unchecked(f.payload_mut());
+            a.set_ethernet_ipv4();
+            a.set_operation(OP_REQUEST);
+            a.set_sender_hardware_addr(me);
+            a.set_sender_protocol_addr(Ipv4Addr::from(self.my_ip));
+            a.set_target_hardware_addr(EtherAddress::ZERO);
+            a.set_target_protocol_addr(Ipv4Addr::from(want));
         }
         q.set_mac_header(0);
         // as Click's: the ARP header is the network header (ARPPrint
@@ -284,7 +289,7 @@ impl ARPQuerier {
         if !response {
             p.push(14);
             p.set_mac_header(0);
-            p.data_mut()[12..14].copy_from_slice(&[0x08, 0x00]);
+            EthernetFrame::new_unchecked(p.data_mut()).set_ethertype(ethertype::IPV4);
         }
         let dst = u32::from(p.anno().dst_ip());
         let now = cx.now_coarse().nsec();
@@ -330,30 +335,35 @@ impl ARPQuerier {
         };
         // Set the source just before sending, in case ipaddr/ETH changed
         // while the packet waited.
-        let d = p.data_mut();
-        d[..6].copy_from_slice(&dst_eth);
-        d[6..12].copy_from_slice(&self.my_eth);
+        // Every packet here has its 14-byte Ethernet header.
+        let mut f = EthernetFrame::new_unchecked(p.data_mut());
+        f.set_dst_addr(EtherAddress(dst_eth));
+        f.set_src_addr(EtherAddress(self.my_eth));
         out.push((0, p));
     }
 
     /// Click's `handle_response`.
     fn handle_response(&mut self, p: &Packet, cx: &Ctx, out: &mut Vec<(usize, Packet)>) {
         let d = p.data();
-        if d.len() < 42 {
+        if d.len() < EthernetFrame::<&[u8]>::HEADER_LEN + ArpPacket::<&[u8]>::LEN {
             return;
         }
         self.responses += 1;
-        let sha: [u8; 6] = d[22..28].try_into().unwrap_or([1; 6]);
-        if d[12..14] != [0x08, 0x06]
-            || d[14..16] != [0, 1]
-            || d[16..18] != [0x08, 0x00]
-            || d[20..22] != [0, 2]
-            || sha[0] & 1 != 0
+        // Ethernet/IPv4 positions; like Click, the address lengths are not
+        // looked at.
+        let f = EthernetFrame::new_unchecked(d);
+        let a = ArpPacket::new_unchecked(f.payload());
+        let sha = a.sender_hardware_addr();
+        if f.ethertype() != ethertype::ARP
+            || a.hardware_type() != HTYPE_ETHERNET
+            || a.protocol_type() != ethertype::IPV4
+            || a.operation() != OP_REPLY
+            || sha.is_group()
         {
             return;
         }
-        let spa = u32::from_be_bytes([d[28], d[29], d[30], d[31]]);
-        self.insert_and_release(spa, sha, cx, out);
+        let spa = u32::from(a.sender_protocol_addr());
+        self.insert_and_release(spa, sha.0, cx, out);
     }
 
     /// Records a mapping and sends the packets that waited for it.

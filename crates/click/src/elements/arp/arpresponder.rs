@@ -1,6 +1,6 @@
 //! ARPResponder: answers ARP queries.
 
-use crate::elements::ip::iproutetable::unparse_with_mask;
+use crate::common::unparse::unparse_with_mask;
 use crate::prelude::*;
 use alloc::format;
 use click_lang::args::split_words;
@@ -176,7 +176,7 @@ pub(crate) fn make_reply(
         f.set_dst_addr(target_eth);
         f.set_src_addr(src_eth);
         f.set_ethertype(ethertype::ARP);
-        let mut a = ArpPacket::new_unchecked(&mut d[14..]);
+        let mut a = ArpPacket::new_unchecked(f.payload_mut());
         a.set_ethernet_ipv4();
         a.set_operation(OP_REPLY);
         a.set_sender_hardware_addr(src_eth);

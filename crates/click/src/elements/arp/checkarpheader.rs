@@ -1,6 +1,6 @@
 //! CheckARPHeader: checks ARP headers.
 
-use crate::elements::standard::util::DropStats;
+use crate::common::drops::DropStats;
 use crate::prelude::*;
 use alloc::format;
 
@@ -39,7 +39,7 @@ Keyword arguments:\n\n\
 - `VERBOSE` (boolean): report every bad packet. Default false.\n\
 - `DETAILS` (boolean): keep per-reason counts for `drop_details`. Default false.",
     ports: "one input; one or two outputs (1: invalid packets)",
-    handlers: crate::elements::standard::util::DROP_HANDLERS,
+    handlers: crate::common::drops::DROP_HANDLERS,
     live_reconfigure: false,
     order_sensitive: false,
     make: || Box::new(CheckARPHeader::default()),

@@ -1,6 +1,7 @@
 //! EnsureEther: ensures that IP packets are Ethernet-encapsulated.
 
 use crate::prelude::*;
+use click_wire::{ethertype, EtherAddress, EthernetFrame};
 
 /// `EnsureEther([ETHERTYPE, SRC, DST])`.
 pub struct EnsureEther {
@@ -11,12 +12,21 @@ pub struct EnsureEther {
 
 impl Default for EnsureEther {
     fn default() -> Self {
-        let mut hdr = [0u8; 14];
-        hdr[..6].fill(2);
-        hdr[6..12].fill(1);
-        hdr[12..].copy_from_slice(&0x0800u16.to_be_bytes());
-        EnsureEther { hdr, drops: 0 }
+        EnsureEther {
+            hdr: header(ethertype::IPV4, [1; 6], [2; 6]),
+            drops: 0,
+        }
     }
+}
+
+/// The 14-byte header to prepend.
+fn header(ty: u16, src: [u8; 6], dst: [u8; 6]) -> [u8; 14] {
+    let mut h = [0u8; 14];
+    let mut f = EthernetFrame::new_unchecked(&mut h[..]);
+    f.set_dst_addr(EtherAddress(dst));
+    f.set_src_addr(EtherAddress(src));
+    f.set_ethertype(ty);
+    h
 }
 
 pub static SPEC: ClassSpec = ClassSpec {
@@ -48,8 +58,10 @@ Arguments (positional or by keyword):\n\n\
     make: || Box::new(EnsureEther::default()),
 };
 
+/// Whether `b` starts with an Ethernet header of an IP type.
 fn ip_ethertype(b: &[u8]) -> bool {
-    matches!(u16::from_be_bytes([b[12], b[13]]), 0x0800 | 0x86dd)
+    EthernetFrame::new_checked(b)
+        .is_ok_and(|f| matches!(f.ethertype(), ethertype::IPV4 | ethertype::IPV6))
 }
 
 impl EnsureEther {
@@ -92,11 +104,7 @@ impl Element for EnsureEther {
         if et > 0xffff {
             return Err("argument 1 (Ethernet encapsulation type) must be <= 0xFFFF".into());
         }
-        let mut hdr = [0u8; 14];
-        hdr[..6].copy_from_slice(&dst);
-        hdr[6..12].copy_from_slice(&src);
-        hdr[12..].copy_from_slice(&(et as u16).to_be_bytes());
-        self.hdr = hdr;
+        self.hdr = header(et as u16, src, dst);
         Ok(())
     }
 

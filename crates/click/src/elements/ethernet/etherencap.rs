@@ -1,9 +1,9 @@
 //! EtherEncap: encapsulates packets in an Ethernet header.
 
+use crate::common::args::replace_arg;
 use crate::prelude::*;
 use alloc::format;
-use click_lang::args::{join_args, split_args};
-use click_wire::EtherAddress;
+use click_wire::{EtherAddress, EthernetFrame};
 
 /// `EtherEncap(ETHERTYPE, SRC, DST)`.
 #[derive(Default)]
@@ -52,31 +52,6 @@ Arguments (all mandatory, positional or by keyword):\n\n\
     make: || Box::new(EtherEncap::default()),
 };
 
-/// Click's `reconfigure_keyword_handler`: the configuration with argument
-/// `pos` (or keyword `kw`) replaced by `value`.
-pub(crate) fn replace_arg(config: &str, pos: usize, kw: &str, value: &str) -> String {
-    let mut conf = split_args(config);
-    let is_kw = |a: &str, k: &str| {
-        a.len() > k.len() && a.starts_with(k) && a.as_bytes()[k.len()].is_ascii_whitespace()
-    };
-    let kwarg = format!("{} {}", kw, value);
-    if let Some(i) = conf.iter().rposition(|a| is_kw(a, kw)) {
-        conf[i] = kwarg;
-    } else if pos < conf.len()
-        && !conf[..=pos].iter().any(|a| {
-            let w = a.split_whitespace().next().unwrap_or("");
-            w.len() > 1
-                && w.bytes().all(|c| c.is_ascii_uppercase() || c == b'_')
-                && a.contains(char::is_whitespace)
-        })
-    {
-        conf[pos] = value.to_string();
-    } else {
-        conf.push(kwarg);
-    }
-    join_args(&conf)
-}
-
 impl EtherEncap {
     fn reconfigure_kw(&mut self, pos: usize, kw: &str, value: &str, cx: &Ctx) -> HandlerResult<()> {
         let cur = self.config.clone().unwrap_or_else(|| {
@@ -98,9 +73,10 @@ fn parse(config: &str, cx: click_lang::ArgContext) -> Result<[u8; 14], String> {
     let dst = a.read_mp::<[u8; 6]>("DST")?;
     a.complete()?;
     let mut h = [0u8; 14];
-    h[..6].copy_from_slice(&dst);
-    h[6..12].copy_from_slice(&src);
-    h[12..].copy_from_slice(&et.to_be_bytes());
+    let mut f = EthernetFrame::new_unchecked(&mut h[..]);
+    f.set_dst_addr(EtherAddress(dst));
+    f.set_src_addr(EtherAddress(src));
+    f.set_ethertype(et);
     Ok(h)
 }
 
@@ -130,11 +106,11 @@ impl Element for EtherEncap {
     }
 
     fn read_handler(&mut self, name: &str, _cx: &Ctx) -> Option<HandlerResult<String>> {
-        let ea = |b: &[u8]| EtherAddress::from_bytes(b).to_string();
+        let h = EthernetFrame::new_unchecked(&self.hdr[..]);
         Some(Ok(match name {
-            "src" => ea(&self.hdr[6..12]),
-            "dst" => ea(&self.hdr[..6]),
-            "ethertype" | "etht" => u16::from_be_bytes([self.hdr[12], self.hdr[13]]).to_string(),
+            "src" => h.src_addr().to_string(),
+            "dst" => h.dst_addr().to_string(),
+            "ethertype" | "etht" => h.ethertype().to_string(),
             _ => return None,
         }))
     }

@@ -1,15 +1,16 @@
 //! EtherRewrite: rewrites the Ethernet source and destination addresses.
 
-use super::etherencap::replace_arg;
+use crate::common::args::replace_arg;
 use crate::prelude::*;
 use alloc::format;
-use click_wire::EtherAddress;
+use click_wire::{EtherAddress, EthernetFrame};
 
 /// `EtherRewrite(SRC, DST)`.
 #[derive(Default)]
 pub struct EtherRewrite {
     /// DST then SRC, as in the header.
-    addrs: [u8; 12],
+    /// SRC and DST.
+    addrs: [EtherAddress; 2],
     config: Option<String>,
 }
 
@@ -41,15 +42,13 @@ short to hold the addresses pass unchanged.",
     make: || Box::new(EtherRewrite::default()),
 };
 
-fn parse(config: &str, cx: click_lang::ArgContext) -> Result<[u8; 12], String> {
+/// (SRC, DST).
+fn parse(config: &str, cx: click_lang::ArgContext) -> Result<[EtherAddress; 2], String> {
     let mut a = Args::with_context(config, cx);
     let src = a.read_mp::<[u8; 6]>("SRC")?;
     let dst = a.read_mp::<[u8; 6]>("DST")?;
     a.complete()?;
-    let mut h = [0u8; 12];
-    h[..6].copy_from_slice(&dst);
-    h[6..].copy_from_slice(&src);
-    Ok(h)
+    Ok([EtherAddress(src), EtherAddress(dst)])
 }
 
 impl Element for EtherRewrite {
@@ -63,8 +62,12 @@ impl Element for EtherRewrite {
     fn simple_action(&mut self, mut p: Packet, _cx: &Ctx) -> Option<Packet> {
         let off = p.mac_header_offset().unwrap_or(0);
         if off >= 0 {
-            if let Some(h) = p.data_mut().get_mut(off as usize..off as usize + 12) {
-                h.copy_from_slice(&self.addrs);
+            // Click rewrites a MAC header cut after the addresses too.
+            let h = p.data_mut().get_mut(off as usize..);
+            if let Some(mut f) = h.and_then(|h| EthernetFrame::new_addrs_checked(h).ok()) {
+                let [src, dst] = self.addrs;
+                f.set_dst_addr(dst);
+                f.set_src_addr(src);
             }
         }
         Some(p)
@@ -72,8 +75,8 @@ impl Element for EtherRewrite {
 
     fn read_handler(&mut self, name: &str, _cx: &Ctx) -> Option<HandlerResult<String>> {
         match name {
-            "src" => Some(Ok(EtherAddress::from_bytes(&self.addrs[6..]).to_string())),
-            "dst" => Some(Ok(EtherAddress::from_bytes(&self.addrs[..6]).to_string())),
+            "src" => Some(Ok(self.addrs[0].to_string())),
+            "dst" => Some(Ok(self.addrs[1].to_string())),
             _ => None,
         }
     }

@@ -3,7 +3,7 @@
 use crate::prelude::*;
 use alloc::format;
 use click_lang::args::{parse_i64, reconfigure_keyword, RawString};
-use click_wire::EtherAddress;
+use click_wire::{ethertype, EtherAddress, EthernetFrame, VlanHeader};
 
 /// `EtherVLANEncap(ETHERTYPE, SRC, DST [, VLAN_TCI, VLAN_PCP, KEYWORDS])`.
 #[derive(Default)]
@@ -165,20 +165,18 @@ impl EtherVLANEncap {
         } else {
             self.tci
         };
-        if i32::from(tci & 0xfff) == self.native_vlan {
-            p.push(14);
-            let d = p.data_mut();
-            d[..6].copy_from_slice(&self.dst);
-            d[6..12].copy_from_slice(&self.src);
-            d[12..14].copy_from_slice(&self.ethertype.to_be_bytes());
+        let tagged = i32::from(tci & 0xfff) != self.native_vlan;
+        p.push(if tagged { 18 } else { 14 });
+        let mut f = EthernetFrame::new_unchecked(p.data_mut());
+        f.set_dst_addr(EtherAddress(self.dst));
+        f.set_src_addr(EtherAddress(self.src));
+        if tagged {
+            f.set_ethertype(ethertype::VLAN);
+            let mut v = VlanHeader::new_unchecked(f.payload_mut());
+            v.set_tci(tci);
+            v.set_ethertype(self.ethertype);
         } else {
-            p.push(18);
-            let d = p.data_mut();
-            d[..6].copy_from_slice(&self.dst);
-            d[6..12].copy_from_slice(&self.src);
-            d[12..14].copy_from_slice(&0x8100u16.to_be_bytes());
-            d[14..16].copy_from_slice(&tci.to_be_bytes());
-            d[16..18].copy_from_slice(&self.ethertype.to_be_bytes());
+            f.set_ethertype(self.ethertype);
         }
         p.set_mac_header(0);
         p

@@ -1,7 +1,7 @@
 //! HostEtherFilter: drops Ethernet packets sent to other machines.
 
 use crate::prelude::*;
-use click_wire::EtherAddress;
+use click_wire::{EtherAddress, EthernetFrame};
 
 /// `HostEtherFilter(ETHER [, DROP_OWN, DROP_OTHER, KEYWORDS])`.
 #[derive(Default)]
@@ -41,19 +41,22 @@ impl HostEtherFilter {
     /// True if the packet stays on output 0.
     #[inline]
     fn classify(&self, p: &mut Packet) -> bool {
-        let o = self.offset;
-        let Some(e) = p.data().get(o..o + 12) else {
+        let Some(e) = p
+            .data()
+            .get(self.offset..)
+            .and_then(|d| EthernetFrame::new_addrs_checked(d).ok())
+        else {
             return false;
         };
-        let (dst, src) = (&e[..6], &e[6..12]);
-        if self.drop_own && src == self.addr {
+        let (dst, src) = (e.dst_addr(), e.src_addr());
+        if self.drop_own && src.0 == self.addr {
             return false;
         }
-        let t = if dst == self.addr {
+        let t = if dst.0 == self.addr {
             PacketType::Host
-        } else if dst == [0xff; 6] {
+        } else if dst.is_broadcast() {
             PacketType::Broadcast
-        } else if dst[0] & 1 != 0 {
+        } else if dst.is_group() {
             PacketType::Multicast
         } else {
             PacketType::OtherHost

@@ -1,6 +1,6 @@
 //! StoreEtherAddress: stores an Ethernet address into the packet.
 
-use crate::elements::ip::getipaddress::parse_anno;
+use crate::common::args::parse_anno;
 use crate::prelude::*;
 use alloc::format;
 use click_lang::args::{parse_u64, RawString};

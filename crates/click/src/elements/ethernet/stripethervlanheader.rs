@@ -2,6 +2,7 @@
 //! keeping the TCI in the VLAN annotation.
 
 use crate::prelude::*;
+use click_wire::{ethertype, EthernetFrame, VlanHeader};
 
 /// `StripEtherVLANHeader([NATIVE_VLAN_ID])`.
 #[derive(Default)]
@@ -68,22 +69,25 @@ impl Element for StripEtherVLANHeader {
     }
 
     fn simple_action(&mut self, mut p: Packet, cx: &Ctx) -> Option<Packet> {
-        let d = p.data();
-        let tagged = d.len() >= 14 && d[12..14] == [0x81, 0x00];
-        if tagged && d.len() >= 18 {
-            let tci = u16::from_be_bytes([d[14], d[15]]);
-            p.anno_mut().set_vlan_tci(tci);
-            p.pull(18);
-            return Some(p);
-        }
-        if !tagged && d.len() >= 14 {
-            if let Some(v) = self.native_vlan {
-                p.anno_mut().set_vlan_tci(v);
-                p.pull(14);
-                return Some(p);
+        match EthernetFrame::new_checked(p.data()) {
+            // 802.1Q: the tag must be there too.
+            Ok(f) if f.ethertype() == ethertype::VLAN => {
+                if let Ok(v) = VlanHeader::new_checked(f.payload()) {
+                    let tci = v.tci();
+                    p.anno_mut().set_vlan_tci(tci);
+                    p.pull(18);
+                    return Some(p);
+                }
+                self.drops += 1;
             }
-        } else {
-            self.drops += 1;
+            Ok(_) => {
+                if let Some(v) = self.native_vlan {
+                    p.anno_mut().set_vlan_tci(v);
+                    p.pull(14);
+                    return Some(p);
+                }
+            }
+            Err(_) => self.drops += 1,
         }
         cx.push(1, p);
         None

@@ -1,6 +1,7 @@
 //! VLANDecap: strips 802.1Q tags from Ethernet packets.
 
 use crate::prelude::*;
+use click_wire::{EthernetFrame, VlanHeader};
 
 /// `VLANDecap([ANNO, KEYWORDS])`.
 pub struct VLANDecap {
@@ -48,20 +49,24 @@ Default true.\n\
 
 impl VLANDecap {
     fn decap(&mut self, mut p: Packet) -> Option<Packet> {
-        let d = p.data();
-        if d.len() < 14 {
+        let Ok(f) = EthernetFrame::new_checked(p.data()) else {
             self.drops += 1;
             return None;
-        }
+        };
         let mut tci = 0;
-        if u16::from_be_bytes([d[12], d[13]]) == self.ethertype {
-            if d.len() < 18 {
+        if f.ethertype() == self.ethertype {
+            let Ok(v) = VlanHeader::new_checked(f.payload()) else {
                 self.drops += 1;
                 return None;
-            }
-            tci = u16::from_be_bytes([d[14], d[15]]);
-            p.data_mut().copy_within(0..12, 4);
+            };
+            tci = v.tci();
+            // The addresses move up over the tag; the tag's type field
+            // becomes the frame's.
+            let (dst, src) = (f.dst_addr(), f.src_addr());
             p.pull(4);
+            let mut f = EthernetFrame::new_unchecked(p.data_mut());
+            f.set_dst_addr(dst);
+            f.set_src_addr(src);
         }
         p.set_mac_header(0);
         if self.anno {

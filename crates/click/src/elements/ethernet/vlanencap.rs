@@ -1,9 +1,10 @@
 //! VLANEncap: adds an 802.1Q tag to Ethernet packets.
 
-use super::etherencap::replace_arg;
+use crate::common::args::replace_arg;
 use crate::prelude::*;
 use alloc::format;
 use click_lang::args::{parse_i64, RawString};
+use click_wire::{EthernetFrame, VlanHeader};
 
 /// `VLANEncap([VLAN_TCI, VLAN_PCP, KEYWORDS])`.
 pub struct VLANEncap {
@@ -157,11 +158,16 @@ impl VLANEncap {
             p.set_mac_header(0);
             return Some(p);
         }
+        // The addresses move to the front; the old type field becomes the
+        // tag's (at least 14 bytes were there).
+        let old = EthernetFrame::new_unchecked(p.data());
+        let (dst, src) = (old.dst_addr(), old.src_addr());
         p.push(4);
-        let d = p.data_mut();
-        d.copy_within(4..16, 0);
-        d[12..14].copy_from_slice(&self.ethertype.to_be_bytes());
-        d[14..16].copy_from_slice(&tci.to_be_bytes());
+        let mut f = EthernetFrame::new_unchecked(p.data_mut());
+        f.set_dst_addr(dst);
+        f.set_src_addr(src);
+        f.set_ethertype(self.ethertype);
+        VlanHeader::new_unchecked(f.payload_mut()).set_tci(tci);
         p.set_mac_header(0);
         Some(p)
     }

@@ -1,10 +1,10 @@
 //! CheckICMPHeader: checks ICMP headers.
 
-use crate::elements::standard::util::DropStats;
+use crate::common::drops::DropStats;
 use crate::prelude::*;
 use alloc::format;
-use click_wire::checksum::ip_checksum;
 use click_wire::icmp::icmp_type;
+use click_wire::{ip_proto, IcmpPacket};
 
 const REASONS: [&str; 3] = ["not ICMP", "bad packet length", "bad ICMP checksum"];
 
@@ -34,25 +34,25 @@ Keyword arguments:\n\n\
 - `VERBOSE` (boolean): report every bad packet. Default false.\n\
 - `DETAILS` (boolean): keep per-reason counts for `drop_details`. Default false.",
     ports: "one input; one or two outputs (1: invalid packets)",
-    handlers: crate::elements::standard::util::DROP_HANDLERS,
+    handlers: crate::common::drops::DROP_HANDLERS,
     live_reconfigure: false,
     order_sensitive: false,
     make: || Box::new(CheckICMPHeader::default()),
 };
 
 fn check(p: &Packet) -> Result<(), usize> {
-    match p.network_header() {
-        Some(ip) if ip.len() >= 20 && ip[9] == 1 => {}
+    match p.ip_header() {
+        Some(ip) if ip.protocol() == ip_proto::ICMP => {}
         _ => return Err(0),
     }
     let Some(icmp) = p.transport_header() else {
         return Err(1);
     };
     let len = icmp.len();
-    if len < 8 {
+    let Ok(icmp) = IcmpPacket::new_checked(icmp) else {
         return Err(1);
-    }
-    let ok = match icmp[0] {
+    };
+    let ok = match icmp.msg_type() {
         icmp_type::UNREACH
         | icmp_type::TIME_EXCEEDED
         | icmp_type::PARAM_PROBLEM
@@ -65,7 +65,7 @@ fn check(p: &Packet) -> Result<(), usize> {
     if !ok {
         return Err(1);
     }
-    if ip_checksum(icmp) != 0 {
+    if !icmp.verify_checksum() {
         return Err(2);
     }
     Ok(())

@@ -3,9 +3,9 @@
 use crate::prelude::*;
 use alloc::format;
 use click_lang::args::{parse_i64, split_words, RawString};
-use click_wire::checksum::ip_checksum;
 use click_wire::icmp::{icmp_code, icmp_type};
 use click_wire::names::{icmp_code_by_name, icmp_type_by_name};
+use click_wire::{ip_proto, IcmpPacket, Ipv4Packet};
 use core::net::Ipv4Addr;
 
 const IPOPT_EOL: u8 = 0;
@@ -162,21 +162,22 @@ impl ICMPError {
 
     /// The error for `p`, or `None` when none may be sent.
     fn make_error(&mut self, p: &Packet, cx: &Ctx) -> Option<Packet> {
-        let ip = p.network_header()?;
-        if ip.len() < 20 || ip[0] >> 4 != 4 {
+        let iph = p.ip_header()?;
+        if iph.version() != 4 || iph.check_header_len().is_err() {
             return None;
         }
-        let hlen = ((ip[0] & 0xf) as usize) * 4;
-        if hlen < 20 || hlen > ip.len() {
+        let hlen = usize::from(iph.header_len());
+        let hdr = iph.header();
+        // The whole offending packet, from its IP header on.
+        let ip = iph.as_ref();
+        // Don't answer ICMP errors (whose first 4 bytes must be there).
+        if iph.protocol() == ip_proto::ICMP
+            && (hlen + 4 > ip.len() || IcmpPacket::new_unchecked(&ip[hlen..]).is_error())
+        {
             return None;
         }
-        let hdr = &ip[..hlen];
-        // Don't answer ICMP errors.
-        if hdr[9] == 1 && (hlen + 4 > ip.len() || is_error_type(ip[hlen])) {
-            return None;
-        }
-        let src = u32::from_be_bytes([hdr[12], hdr[13], hdr[14], hdr[15]]);
-        let dst = u32::from_be_bytes([hdr[16], hdr[17], hdr[18], hdr[19]]);
+        let src = u32::from(iph.src_addr());
+        let dst = u32::from(iph.dst_addr());
         if !self.unicast(dst) {
             return None;
         }
@@ -190,7 +191,7 @@ impl ICMPError {
             return None;
         }
         // Only the first fragment.
-        if u16::from_be_bytes([hdr[6], hdr[7]]) & 0x1fff != 0 {
+        if !iph.is_first_fragment() {
             return None;
         }
         let pointer = p.anno().icmp_paramprob();
@@ -245,33 +246,37 @@ impl ICMPError {
         {
             let d = q.data_mut();
             d.fill(0);
-            d[0] = 0x40 | (nhl / 4) as u8;
-            d[2..4].copy_from_slice(&(total as u16).to_be_bytes());
-            d[4..6].copy_from_slice(&id.to_be_bytes());
-            d[8] = 200;
-            d[9] = 1;
-            d[12..16].copy_from_slice(&self.src.octets());
-            d[16..20].copy_from_slice(&src.to_be_bytes());
-            d[20..nhl].copy_from_slice(&opts[..olen_total]);
-            let c = ip_checksum(&d[..nhl]);
-            d[10..12].copy_from_slice(&c.to_be_bytes());
-            let icmp = &mut d[nhl..];
-            icmp[0] = self.ty;
-            icmp[1] = self.code;
+            let (h, icmp) = d.split_at_mut(nhl);
+            let mut h = Ipv4Packet::new_unchecked(h);
+            h.set_version(4);
+            // A multiple of 4 up to 60: the reversed route is at most the
+            // offending header's options.
+            h.set_header_len(nhl as u8);
+            h.set_total_len(total as u16);
+            h.set_ident(id);
+            h.set_ttl(200);
+            h.set_protocol(ip_proto::ICMP);
+            h.set_src_addr(self.src);
+            h.set_dst_addr(Ipv4Addr::from(src));
+            h.options_mut().copy_from_slice(&opts[..olen_total]);
+            h.fill_checksum();
+            let mut icmp = IcmpPacket::new_unchecked(icmp);
+            icmp.set_msg_type(self.ty);
+            icmp.set_msg_code(self.code);
             if self.ty == icmp_type::PARAM_PROBLEM
                 && self.code == icmp_code::param_problem::ERRATPTR
             {
-                icmp[4] = pointer;
+                icmp.set_param_pointer(pointer);
             }
             if self.ty == icmp_type::REDIRECT {
-                icmp[4..8].copy_from_slice(&p.anno().dst_ip().octets());
+                // The gateway address.
+                icmp.set_rest_of_header(u32::from(p.anno().dst_ip()));
             }
             if self.ty == icmp_type::UNREACH && self.code == icmp_code::unreach::NEEDFRAG {
-                icmp[6..8].copy_from_slice(&(self.pmtu as u16).to_be_bytes());
+                icmp.set_next_hop_mtu(self.pmtu as u16);
             }
-            icmp[8..].copy_from_slice(&ip[..xlen]);
-            let c = ip_checksum(icmp);
-            icmp[2..4].copy_from_slice(&c.to_be_bytes());
+            icmp.data_mut().copy_from_slice(&ip[..xlen]);
+            icmp.fill_checksum();
         }
         q.set_network_header(0, nhl);
         q.anno_mut().set_dst_ip(Ipv4Addr::from(src));

@@ -2,7 +2,7 @@
 //! headers.
 
 use crate::prelude::*;
-use click_wire::checksum::ip_checksum;
+use click_wire::{icmp_type, ip_proto, IcmpPacket, Ipv4Packet};
 use core::net::Ipv4Addr;
 
 /// `ICMPPingEncap(SRC, DST [, IDENTIFIER])`.
@@ -59,25 +59,26 @@ impl ICMPPingEncap {
     fn encap(&mut self, p: &mut Packet) {
         p.push(28);
         let len = p.len();
-        let id = self.ip_id.to_be_bytes();
+        let id = self.ip_id;
         let d = p.data_mut();
         let (ip, icmp) = d.split_at_mut(20);
-        ip[0] = 0x45;
+        let mut ip = Ipv4Packet::new_unchecked(ip);
+        ip.set_version(4);
+        ip.set_header_len(20);
         // A packet longer than 65535 bytes cannot be described; the length
         // field then wraps, as in Click.
-        ip[2..4].copy_from_slice(&(len as u16).to_be_bytes());
-        ip[4..6].copy_from_slice(&id);
-        ip[8] = 255;
-        ip[9] = 1;
-        ip[12..16].copy_from_slice(&self.src.octets());
-        ip[16..20].copy_from_slice(&self.dst.octets());
-        let c = ip_checksum(ip);
-        ip[10..12].copy_from_slice(&c.to_be_bytes());
-        icmp[0] = 8;
-        icmp[4..6].copy_from_slice(&self.icmp_id.to_be_bytes());
-        icmp[6..8].copy_from_slice(&id);
-        let c = ip_checksum(icmp);
-        icmp[2..4].copy_from_slice(&c.to_be_bytes());
+        ip.set_total_len(len as u16);
+        ip.set_ident(id);
+        ip.set_ttl(255);
+        ip.set_protocol(ip_proto::ICMP);
+        ip.set_src_addr(self.src);
+        ip.set_dst_addr(self.dst);
+        ip.fill_checksum();
+        let mut icmp = IcmpPacket::new_unchecked(icmp);
+        icmp.set_msg_type(icmp_type::ECHO);
+        icmp.set_echo_ident(self.icmp_id);
+        icmp.set_echo_seq_no(id);
+        icmp.fill_checksum();
         p.anno_mut().set_dst_ip(self.dst);
         p.set_network_header(0, 20);
         self.ip_id = if self.ip_id == 0xffff {

@@ -1,7 +1,7 @@
 //! ICMPPingResponder: responds to ICMP echo requests.
 
 use crate::prelude::*;
-use click_wire::checksum_update_u16;
+use click_wire::{checksum_update_u16, icmp_type, ip_proto, IcmpPacket, Ipv4Packet};
 
 /// `ICMPPingResponder()`.
 #[derive(Default)]
@@ -40,38 +40,32 @@ fn respond(p: &mut Packet, cx: &Ctx) -> bool {
         return false;
     }
     let (nh, th) = (nh as usize, th as usize);
-    let d = p.data_mut();
-    if d[nh + 9] != 1 || d[th] != 8 {
+    // At least 20 bytes of IP header, and 8 of ICMP header after it.
+    let (ip, icmp) = p.data_mut()[nh..].split_at_mut(th - nh);
+    let mut ip = Ipv4Packet::new_unchecked(ip);
+    let mut icmp = IcmpPacket::new_unchecked(icmp);
+    if ip.protocol() != ip_proto::ICMP || icmp.msg_type() != icmp_type::ECHO {
         return false;
     }
     // IP: swap addresses (the checksum does not change), clear the
     // fragment field, TTL 255.
-    for i in 0..4 {
-        d.swap(nh + 12 + i, nh + 16 + i);
-    }
-    let mut sum = u16::from_be_bytes([d[nh + 10], d[nh + 11]]);
-    let off = u16::from_be_bytes([d[nh + 6], d[nh + 7]]);
-    sum = checksum_update_u16(sum, off, 0);
-    d[nh + 6] = 0;
-    d[nh + 7] = 0;
-    let old = u16::from_be_bytes([d[nh + 8], d[nh + 9]]);
-    d[nh + 8] = 255;
-    let new = u16::from_be_bytes([d[nh + 8], d[nh + 9]]);
-    sum = checksum_update_u16(sum, old, new);
-    d[nh + 10..nh + 12].copy_from_slice(&sum.to_be_bytes());
-    let dst = [d[nh + 16], d[nh + 17], d[nh + 18], d[nh + 19]];
+    let (src, dst) = (ip.src_addr(), ip.dst_addr());
+    ip.set_src_addr(dst);
+    ip.set_dst_addr(src);
+    ip.set_flags_frag_incremental(0);
+    ip.set_ttl_incremental(255);
     // ICMP: type 0, code 0.
-    let old = u16::from_be_bytes([d[th], d[th + 1]]);
-    d[th] = 0;
-    d[th + 1] = 0;
-    let mut c = checksum_update_u16(u16::from_be_bytes([d[th + 2], d[th + 3]]), old, 0);
-    if c == 0 && d[th..].iter().all(|&b| b == 0) {
+    let old = u16::from_be_bytes([icmp.msg_type(), icmp.msg_code()]);
+    icmp.set_msg_type(icmp_type::ECHO_REPLY);
+    icmp.set_msg_code(0);
+    let mut c = checksum_update_u16(icmp.checksum(), old, 0);
+    if c == 0 && icmp.as_ref().iter().all(|&b| b == 0) {
         c = 0xffff;
     }
-    d[th + 2..th + 4].copy_from_slice(&c.to_be_bytes());
+    icmp.set_checksum(c);
     let now = cx.now();
     let a = p.anno_mut();
-    a.set(0, &dst);
+    a.set_dst_ip(src);
     a.set_paint(0);
     p.set_timestamp(now);
     true

@@ -2,10 +2,11 @@
 //! (CheckIPHeader2 skips the checksum). The check and the address-list
 //! arguments are shared with IPInputCombo.
 
-use crate::elements::standard::util::DropStats;
+use crate::common::drops::DropStats;
 use crate::prelude::*;
 use alloc::format;
 use click_lang::args::{parse_u64, split_words, RawString};
+use click_wire::Ipv4Packet;
 
 const REASONS: [&str; 6] = [
     "tiny packet",
@@ -82,7 +83,7 @@ The old form `CheckIPHeader(BADSRC [, OFFSET])`, with the bad source addresses p
 (`CheckIPHeader(18.26.4.255 1.255.255.255)`), is accepted too; it adds 0.0.0.0 and \
 255.255.255.255 to the list.",
     ports: "one input; one or two outputs (1: invalid packets)",
-    handlers: crate::elements::standard::util::DROP_HANDLERS,
+    handlers: crate::common::drops::DROP_HANDLERS,
     live_reconfigure: false,
     order_sensitive: false,
     make: || Box::new(CheckIPHeader::default()),
@@ -115,7 +116,7 @@ broadcast addresses plus 0.0.0.0 and 255.255.255.255, and GOODDST to their addre
 - `DETAILS` (boolean): keep per-reason counts for `drop_details`. Default false.\n\n\
 The old form `CheckIPHeader2(BADSRC [, OFFSET])` is accepted too.",
     ports: "one input; one or two outputs (1: invalid packets)",
-    handlers: crate::elements::standard::util::DROP_HANDLERS,
+    handlers: crate::common::drops::DROP_HANDLERS,
     live_reconfigure: false,
     order_sensitive: false,
     make: || {
@@ -144,20 +145,6 @@ pub(crate) fn addr_list(
                 .map_err(|_| format!("{}: expected list of IP addresses", kw))
         })
         .collect()
-}
-
-/// Ones-complement sum check of an IP header (true when it verifies).
-#[inline(always)]
-fn header_checksum_ok(h: &[u8]) -> bool {
-    if h.len() == 20 {
-        let w = |i: usize| u32::from(u16::from_be_bytes([h[i], h[i + 1]]));
-        let s = w(0) + w(2) + w(4) + w(6) + w(8) + w(10) + w(12) + w(14) + w(16) + w(18);
-        let s = (s & 0xffff) + (s >> 16);
-        let s = (s & 0xffff) + (s >> 16);
-        s == 0xffff
-    } else {
-        click_wire::checksum::sum(h) == 0xffff
-    }
 }
 
 /// Click's `CheckIPHeader::OldBadSrcArg`: the positional BADSRC list, to
@@ -208,29 +195,30 @@ impl CheckIPHeader {
     pub(crate) fn check(&self, p: &mut Packet) -> Result<(), Reason> {
         let off = self.offset;
         let len = p.len();
-        let d = p.data();
-        if len < off + 20 {
-            return Err(Reason::Tiny);
-        }
+        let ip = p
+            .data()
+            .get(off..)
+            .and_then(|d| Ipv4Packet::new_fixed_checked(d).ok())
+            .ok_or(Reason::Tiny)?;
         let plen = len - off;
-        let ip = &d[off..];
-        if ip[0] >> 4 != 4 {
+        if ip.version() != 4 {
             return Err(Reason::Version);
         }
-        let hlen = ((ip[0] & 0xf) as usize) << 2;
+        let hlen = usize::from(ip.header_len());
         if hlen < 20 {
             return Err(Reason::Hlen);
         }
-        let tlen = u16::from_be_bytes([ip[2], ip[3]]) as usize;
+        let tlen = usize::from(ip.total_len());
         if tlen > plen || tlen < hlen {
             return Err(Reason::Len);
         }
-        if self.checksum && !header_checksum_ok(&ip[..hlen]) {
+        // `20 <= hlen <= tlen <= plen`: the header is in the buffer.
+        if self.checksum && !ip.verify_checksum() {
             return Err(Reason::Checksum);
         }
-        let dst = [ip[16], ip[17], ip[18], ip[19]];
+        let dst = ip.dst_addr().octets();
         if !self.bad_src.is_empty() {
-            let src = [ip[12], ip[13], ip[14], ip[15]];
+            let src = ip.src_addr().octets();
             if self.bad_src.contains(&src) && !self.good_dst.contains(&dst) {
                 return Err(Reason::Src);
             }

@@ -1,10 +1,10 @@
 //! CheckUDPHeader and CheckTCPHeader: check transport headers for
 //! correctness (lengths, checksums).
 
-use super::iputil::transport_checksum_ok;
-use crate::elements::standard::util::DropStats;
+use crate::common::drops::DropStats;
 use crate::prelude::*;
 use alloc::format;
+use click_wire::{ip_proto, TcpPacket, UdpPacket};
 
 const UDP_REASONS: [&str; 3] = ["not UDP", "bad packet length", "bad UDP checksum"];
 const TCP_REASONS: [&str; 3] = ["not TCP", "bad packet length", "bad TCP checksum"];
@@ -54,7 +54,7 @@ Keyword arguments:\n\n\
 - `VERBOSE` (boolean): report every invalid packet. Default false.\n\
 - `DETAILS` (boolean): keep per-reason counts for `drop_details`. Default false.",
     ports: "one input; one or two outputs (1: invalid packets)",
-    handlers: crate::elements::standard::util::DROP_HANDLERS,
+    handlers: crate::common::drops::DROP_HANDLERS,
     live_reconfigure: false,
     order_sensitive: false,
     make: || Box::new(CheckTransportHeader::new(Proto::Udp)),
@@ -79,7 +79,7 @@ Keyword arguments:\n\n\
 - `VERBOSE` (boolean): report every invalid packet. Default false.\n\
 - `DETAILS` (boolean): keep per-reason counts for `drop_details`. Default false.",
     ports: "one input; one or two outputs (1: invalid packets)",
-    handlers: crate::elements::standard::util::DROP_HANDLERS,
+    handlers: crate::common::drops::DROP_HANDLERS,
     live_reconfigure: false,
     order_sensitive: false,
     make: || Box::new(CheckTransportHeader::new(Proto::Tcp)),
@@ -94,46 +94,48 @@ impl CheckTransportHeader {
     #[inline]
     fn check(&self, p: &Packet) -> Result<(), usize> {
         let (Some(ip), Some(nh), Some(th)) = (
-            p.network_header(),
+            p.ip_header(),
             p.network_header_offset(),
             p.transport_header_offset(),
         ) else {
             return Err(NOT_PROTO);
         };
-        let want = if self.proto == Proto::Udp { 17 } else { 6 };
-        if ip.len() < 20 || ip[9] != want {
+        let want = match self.proto {
+            Proto::Udp => ip_proto::UDP,
+            Proto::Tcp => ip_proto::TCP,
+        };
+        if ip.protocol() != want {
             return Err(NOT_PROTO);
         }
-        let iph_len = usize::from(ip[0] & 0xf) << 2;
+        let iph_len = usize::from(ip.header_len());
         let tho = usize::try_from(th - nh).map_err(|_| BAD_LENGTH)?;
+        let ip_len = usize::from(ip.total_len());
+        let (src, dst) = (ip.src_addr(), ip.dst_addr());
+        let ip = ip.into_inner();
         if iph_len < 20 || tho > ip.len() {
             return Err(BAD_LENGTH);
         }
         let seg = &ip[tho..];
         match self.proto {
             Proto::Udp => {
-                if seg.len() < 8 {
-                    return Err(BAD_LENGTH);
-                }
-                let len = usize::from(u16::from_be_bytes([seg[4], seg[5]]));
+                let udp = UdpPacket::new_fixed_checked(seg).map_err(|_| BAD_LENGTH)?;
+                let len = usize::from(udp.len());
                 if len < 8 || ip.len() < len + iph_len || seg.len() < len {
                     return Err(BAD_LENGTH);
                 }
-                if (seg[6] != 0 || seg[7] != 0) && !transport_checksum_ok(ip, 17, &seg[..len]) {
+                // A zero checksum field means none was sent.
+                if !udp.verify_checksum(src, dst) {
                     return Err(BAD_CHECKSUM);
                 }
             }
             Proto::Tcp => {
-                let ip_len = usize::from(u16::from_be_bytes([ip[2], ip[3]]));
                 let len = ip_len.checked_sub(iph_len).ok_or(BAD_LENGTH)?;
-                if seg.len() < 20 {
-                    return Err(BAD_LENGTH);
-                }
-                let tcph_len = usize::from(seg[12] >> 4) << 2;
+                let tcp = TcpPacket::new_fixed_checked(seg).map_err(|_| BAD_LENGTH)?;
+                let tcph_len = usize::from(tcp.header_len());
                 if tcph_len < 20 || len < tcph_len || ip.len() < len + iph_len || seg.len() < len {
                     return Err(BAD_LENGTH);
                 }
-                if !transport_checksum_ok(ip, 6, &seg[..len]) {
+                if !TcpPacket::new_unchecked(&seg[..len]).verify_checksum(src, dst) {
                     return Err(BAD_CHECKSUM);
                 }
             }

@@ -69,25 +69,17 @@ impl DecIPTTL {
         if !self.active {
             return Verdict::Pass;
         }
-        let Some(ip) = p.network_header_mut() else {
+        let Some(mut ip) = p.ip_header_mut() else {
             return Verdict::Bad;
         };
-        if ip.len() < 20 {
-            return Verdict::Bad;
-        }
-        if !self.multicast && ip[16] & 0xf0 == 0xe0 {
+        if !self.multicast && ip.dst_addr().is_multicast() {
             return Verdict::Pass;
         }
-        let ttl = ip[8];
-        if ttl <= 1 {
+        if ip.ttl() <= 1 {
             return Verdict::Expired;
         }
-        ip[8] = ttl - 1;
         // Click's incremental update: ~(~old_sum + 0xFEFF) (RFC 1624).
-        let old = u32::from(u16::from_be_bytes([ip[10], ip[11]]));
-        let sum = (!old & 0xffff) + 0xfeff;
-        let new = !((sum + (sum >> 16)) as u16);
-        ip[10..12].copy_from_slice(&new.to_be_bytes());
+        ip.decrement_ttl();
         Verdict::Pass
     }
 
@@ -150,9 +142,9 @@ impl Element for DecIPTTL {
             // unchanged).
             let v = if first {
                 first = false;
-                match p.network_header() {
-                    Some(ip) if ip.len() >= 20 => Verdict::Expired,
-                    _ => Verdict::Bad,
+                match p.ip_header() {
+                    Some(_) => Verdict::Expired,
+                    None => Verdict::Bad,
                 }
             } else {
                 self.process(&mut p)

@@ -1,7 +1,6 @@
 //! FixIPSrc: sets the IP source address if the Fix IP Source annotation is
 //! set.
 
-use super::iputil::set_ip_checksum;
 use crate::prelude::*;
 use core::net::Ipv4Addr;
 
@@ -44,13 +43,10 @@ pub(crate) fn fix_ip_src(p: &mut Packet, src: Ipv4Addr) {
         return;
     }
     p.anno_mut().set_fix_ip_src(false);
-    if let Some(ip) = p.network_header_mut() {
-        if ip.len() >= 20 {
-            let hlen = usize::from(ip[0] & 0xf) << 2;
-            if hlen >= 20 && hlen <= ip.len() {
-                ip[12..16].copy_from_slice(&src.octets());
-                set_ip_checksum(&mut ip[..hlen]);
-            }
+    if let Some(mut ip) = p.ip_header_mut() {
+        if ip.check_header_len().is_ok() {
+            ip.set_src_addr(src);
+            ip.fill_checksum();
         }
     }
 }

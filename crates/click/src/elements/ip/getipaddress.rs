@@ -1,8 +1,9 @@
 //! GetIPAddress: sets the destination IP address annotation from packet data.
 
-use crate::packet::ANNO_SIZE;
+use crate::common::args::parse_anno;
 use crate::prelude::*;
 use click_lang::args::RawString;
+use click_wire::Ipv4Packet;
 
 #[derive(Copy, Clone, Default)]
 enum Source {
@@ -41,25 +42,6 @@ unchanged.",
     make: || Box::new(GetIPAddress::default()),
 };
 
-/// Click's AnnoArg for a 4-byte annotation: a known name or a byte offset.
-pub(crate) fn parse_anno(s: &str, size: usize) -> Result<usize, String> {
-    let off = match s {
-        "DST_IP" | "DST_IP_ANNO" => 0,
-        "AGGREGATE" | "AGGREGATE_ANNO" => crate::packet::AGGREGATE_ANNO_OFFSET,
-        "EXTRA_LENGTH" | "EXTRA_LENGTH_ANNO" => crate::packet::EXTRA_LENGTH_ANNO_OFFSET,
-        "PAINT" | "PAINT_ANNO" => crate::packet::PAINT_ANNO_OFFSET,
-        "VLAN_TCI" | "VLAN_TCI_ANNO" => crate::packet::VLAN_TCI_ANNO_OFFSET,
-        _ => click_lang::args::parse_u64(s)
-            .ok()
-            .and_then(|v| usize::try_from(v).ok())
-            .ok_or_else(|| String::from("expected annotation"))?,
-    };
-    if off + size > ANNO_SIZE {
-        return Err(String::from("annotation out of range"));
-    }
-    Ok(off)
-}
-
 impl Element for GetIPAddress {
     fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
         let mut a = cx.args(config);
@@ -86,14 +68,13 @@ impl Element for GetIPAddress {
     fn simple_action(&mut self, mut p: Packet, _cx: &Ctx) -> Option<Packet> {
         let v: Option<[u8; 4]> = match self.src {
             Source::Offset(o) => p.data().get(o..o + 4).map(|b| [b[0], b[1], b[2], b[3]]),
+            // Click reads the source of a header cut right after it too:
+            // that field needs only the header's first 16 bytes.
             Source::Src => p
                 .network_header()
-                .and_then(|h| h.get(12..16))
-                .map(|b| [b[0], b[1], b[2], b[3]]),
-            Source::Dst => p
-                .network_header()
-                .and_then(|h| h.get(16..20))
-                .map(|b| [b[0], b[1], b[2], b[3]]),
+                .filter(|h| h.len() >= 16)
+                .map(|h| Ipv4Packet::new_unchecked(h).src_addr().octets()),
+            Source::Dst => p.ip_header().map(|ip| ip.dst_addr().octets()),
             Source::Unset => None,
         };
         if let Some(v) = v {

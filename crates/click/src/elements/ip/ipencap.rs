@@ -1,10 +1,10 @@
 //! IPEncap: encapsulates packets in a static IP header.
 
-use super::iputil::{parse_dst_or_anno, parse_ip_proto, set_ip_checksum};
-use crate::elements::ethernet::etherencap::replace_arg;
+use crate::common::args::{parse_dst_or_anno, parse_ip_proto, replace_arg};
 use crate::prelude::*;
 use alloc::format;
 use click_lang::args::{parse_bool, RawString};
+use click_wire::Ipv4Packet;
 use core::net::Ipv4Addr;
 
 /// `IPEncap(PROTO, SRC, DST [, KEYWORDS])`.
@@ -115,21 +115,24 @@ fn parse(config: &str, cx: click_lang::ArgContext) -> Result<([u8; 20], bool), S
         tos_byte |= 3;
     }
     let mut h = [0u8; 20];
-    h[0] = 0x45;
-    h[1] = tos_byte;
-    if df {
-        h[6] = 0x40;
-    }
-    h[8] = ttl;
-    h[9] = proto;
-    h[12..16].copy_from_slice(&src.octets());
-    if let Some(d) = dst {
-        h[16..20].copy_from_slice(&d.octets());
-    }
+    let mut ip = Ipv4Packet::new_unchecked(&mut h[..]);
+    ip.set_version(4);
+    ip.set_header_len(20);
+    ip.set_tos(tos_byte);
+    ip.set_dont_frag(df);
+    ip.set_ttl(ttl);
+    ip.set_protocol(proto);
+    ip.set_src_addr(src);
+    ip.set_dst_addr(dst.unwrap_or(Ipv4Addr::UNSPECIFIED));
     Ok((h, dst.is_none()))
 }
 
 impl IPEncap {
+    /// The header template as a view.
+    fn template(&self) -> Ipv4Packet<&[u8]> {
+        Ipv4Packet::new_unchecked(&self.hdr[..])
+    }
+
     #[inline]
     fn encap(&mut self, p: &mut Packet) {
         p.push(20);
@@ -137,20 +140,21 @@ impl IPEncap {
         let id = self.id;
         self.id = self.id.wrapping_add(1);
         let dst_anno = self.dst_anno;
-        let anno_dst = p.anno().get::<4>(0);
+        let anno_dst = p.anno().dst_ip();
         let h = &mut p.data_mut()[..20];
         h.copy_from_slice(&self.hdr);
+        let mut ip = Ipv4Packet::new_unchecked(h);
         // A packet longer than 65535 bytes cannot be described; the length
         // field then wraps, as in Click.
-        h[2..4].copy_from_slice(&(len as u16).to_be_bytes());
-        h[4..6].copy_from_slice(&id.to_be_bytes());
+        ip.set_total_len(len as u16);
+        ip.set_ident(id);
         if dst_anno {
-            h[16..20].copy_from_slice(&anno_dst);
+            ip.set_dst_addr(anno_dst);
         }
-        set_ip_checksum(h);
+        ip.fill_checksum();
         if !dst_anno {
-            let d = [self.hdr[16], self.hdr[17], self.hdr[18], self.hdr[19]];
-            p.anno_mut().set(0, &d);
+            let d = self.template().dst_addr();
+            p.anno_mut().set_dst_ip(d);
         }
         p.set_network_header(0, 20);
     }
@@ -180,11 +184,11 @@ impl Element for IPEncap {
     }
 
     fn read_handler(&mut self, name: &str, _cx: &Ctx) -> Option<HandlerResult<String>> {
-        let h = &self.hdr;
+        let h = self.template();
         match name {
-            "src" => Some(Ok(Ipv4Addr::new(h[12], h[13], h[14], h[15]).to_string())),
+            "src" => Some(Ok(h.src_addr().to_string())),
             "dst" if self.dst_anno => Some(Ok("DST_ANNO".into())),
-            "dst" => Some(Ok(Ipv4Addr::new(h[16], h[17], h[18], h[19]).to_string())),
+            "dst" => Some(Ok(h.dst_addr().to_string())),
             _ => None,
         }
     }

@@ -1,10 +1,10 @@
 //! IPFragmenter: fragments large IP packets.
 
-use super::iputil::set_ip_checksum;
-use crate::elements::standard::util::Rng;
+use crate::common::rng::Rng;
 use crate::prelude::*;
 use alloc::format;
-use core::net::Ipv4Addr;
+use click_wire::ipv4::{FLAG_MF, OFFSET_MASK};
+use click_wire::Ipv4Packet;
 
 /// `IPFragmenter(MTU [, HONOR_DF, VERBOSE, HEADROOM])`.
 pub struct IPFragmenter {
@@ -137,20 +137,18 @@ impl IPFragmenter {
         if avail <= self.mtu as usize {
             return Verdict::Pass;
         }
-        if avail < 20 {
+        // `20 <= hlen <= ip_len <= avail`, or the packet is bad.
+        let Ok(ip) = Ipv4Packet::new_checked(ip) else {
             return Verdict::Bad;
-        }
-        let hlen = usize::from(ip[0] & 0xf) << 2;
-        let ip_len = usize::from(u16::from_be_bytes([ip[2], ip[3]]));
-        if hlen < 20 || ip_len < hlen || ip_len > avail {
-            return Verdict::Bad;
-        }
+        };
+        let hlen = usize::from(ip.header_len());
+        let ip_len = usize::from(ip.total_len());
         if ip_len <= self.mtu as usize {
             // Only link-level padding makes it too long.
             p.take(avail - ip_len);
             return Verdict::Pass;
         }
-        let df = ip[6] & 0x40 != 0;
+        let df = ip.dont_frag();
         let first_dlen = (i64::from(self.mtu) - hlen as i64) & !7;
         if (df && self.honor_df) || first_dlen < 8 {
             return Verdict::CannotFragment;
@@ -169,14 +167,12 @@ impl IPFragmenter {
             Verdict::Bad => self.drops += 1,
             Verdict::CannotFragment => {
                 if self.verbose || self.drops < 5 {
-                    if let Some(ip) = p.network_header() {
-                        let src = Ipv4Addr::new(ip[12], ip[13], ip[14], ip[15]);
-                        let dst = Ipv4Addr::new(ip[16], ip[17], ip[18], ip[19]);
+                    if let Some(ip) = p.ip_header() {
                         cx.error_line(&format!(
                             "IPFragmenter({}) DF {} {} len={}",
                             self.mtu,
-                            src,
-                            dst,
+                            ip.src_addr(),
+                            ip.dst_addr(),
                             p.len()
                         ));
                     }
@@ -197,29 +193,34 @@ impl IPFragmenter {
         let new_id = self.random_id();
         let nh_off: isize = p.network_header_offset().unwrap_or(0);
         let anno = p.anno().clone();
-        let Some(ip) = p.network_header_mut() else {
+        // `classify` checked the lengths: `20 <= hlen <= ip_len <= len`.
+        let Some(mut ip) = p.ip_header_mut() else {
             return;
         };
-        if ip[6] & 0x40 != 0 {
+        if ip.dont_frag() {
             // Ignoring DF: the ID cannot be trusted to be unique.
-            ip[4..6].copy_from_slice(&new_id.to_be_bytes());
-            ip[6] &= !0x40;
+            ip.set_ident(new_id);
+            ip.set_dont_frag(false);
         }
-        let had_mf = ip[6] & 0x20 != 0;
-        let orig_flags_off = u16::from_be_bytes([ip[6], ip[7]]);
-        ip[2..4].copy_from_slice(&((hlen + first_dlen) as u16).to_be_bytes());
-        ip[6] |= 0x20;
-        set_ip_checksum(&mut ip[..hlen]);
+        let had_mf = ip.more_frags();
+        let orig_flags_off = ip.flags_frag();
+        ip.set_total_len((hlen + first_dlen) as u16);
+        ip.set_more_frags(true);
+        ip.fill_checksum();
 
         // Template for the later fragments: the base header and the copied
         // options.
         let mut tmpl = [0u8; 60];
-        tmpl[..20].copy_from_slice(&ip[..20]);
-        let opt_len = copy_options(&ip[20..hlen], Some(&mut tmpl[20..]));
+        tmpl[..20].copy_from_slice(&ip.header()[..20]);
+        let opt_len = copy_options(ip.options(), Some(&mut tmpl[20..]));
         let out_hlen = 20 + opt_len;
-        tmpl[0] = 0x40 | (out_hlen >> 2) as u8;
-        let base_off = orig_flags_off & 0x1fff;
-        let flags = (orig_flags_off & 0xe000) | 0x2000;
+        let mut t = Ipv4Packet::new_unchecked(&mut tmpl[..]);
+        t.set_version(4);
+        t.set_header_len(out_hlen as u8);
+        let base_off = orig_flags_off & OFFSET_MASK;
+        let flags = (orig_flags_off & !OFFSET_MASK) | FLAG_MF;
+        // The payload (`ip_len` is past the new total length now).
+        let data = &ip.into_inner()[hlen..];
 
         let mut rest: Batch = Batch::new();
         let mut off = first_dlen;
@@ -230,14 +231,15 @@ impl IPFragmenter {
             {
                 let d = q.data_mut();
                 d[..out_hlen].copy_from_slice(&tmpl[..out_hlen]);
-                d[out_hlen..].copy_from_slice(&ip[hlen + off..hlen + off + dlen]);
-                d[2..4].copy_from_slice(&((out_hlen + dlen) as u16).to_be_bytes());
-                let mut fo = flags | (base_off.wrapping_add((off >> 3) as u16) & 0x1fff);
+                d[out_hlen..].copy_from_slice(&data[off..off + dlen]);
+                let mut f = Ipv4Packet::new_unchecked(d);
+                f.set_total_len((out_hlen + dlen) as u16);
+                let mut fo = flags | (base_off.wrapping_add((off >> 3) as u16) & OFFSET_MASK);
                 if last && !had_mf {
-                    fo &= !0x2000;
+                    fo &= !FLAG_MF;
                 }
-                d[6..8].copy_from_slice(&fo.to_be_bytes());
-                set_ip_checksum(&mut d[..out_hlen]);
+                f.set_flags_frag(fo);
+                f.fill_checksum();
             }
             q.set_network_header(0, out_hlen);
             *q.anno_mut() = anno.clone();

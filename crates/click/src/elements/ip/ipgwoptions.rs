@@ -1,9 +1,9 @@
 //! IPGWOptions: processes the IP options every router must process (Record
 //! Route and Timestamp).
 
-use super::iputil::set_ip_checksum;
 use crate::prelude::*;
 use click_lang::args::{split_words, RawString};
+use click_wire::Ipv4Packet;
 use core::net::Ipv4Addr;
 
 const IPOPT_EOL: u8 = 0;
@@ -87,19 +87,20 @@ impl IPGWOptions {
     /// Processes the options of one packet in place (shared with
     /// IPOutputCombo); `now` is asked for the time only when needed.
     pub(crate) fn process(&self, p: &mut Packet, now: impl FnOnce() -> Timestamp) -> Verdict {
-        let Some(ip) = p.network_header_mut() else {
+        let Some(ip) = p.ip_header_mut() else {
             return Verdict::Drop;
         };
-        if ip.len() < 20 {
-            return Verdict::Drop;
-        }
-        let hlen = usize::from(ip[0] & 0xf) << 2;
+        let hlen = usize::from(ip.header_len());
         if hlen <= 20 {
             return Verdict::Pass;
         }
-        if hlen > ip.len() {
+        if ip.check_header_len().is_err() {
             return Verdict::Error(0);
         }
+        // The options are walked as bytes (see docs/WRITING-ELEMENTS.md,
+        // "Header access"), over the whole buffer: like Click, a pointer
+        // byte just past the header is read from the packet.
+        let ip = ip.into_inner();
         let now = now();
         let msec = now.sec().rem_euclid(86400) * 1000 + i64::from(now.subsec_nsec() / 1_000_000);
         let ms = (msec as u32).to_be_bytes();
@@ -177,7 +178,7 @@ impl IPGWOptions {
             oi += xlen;
         }
         if touched {
-            set_ip_checksum(&mut ip[..hlen]);
+            Ipv4Packet::new_unchecked(ip).fill_checksum();
         }
         Verdict::Pass
     }

@@ -1,7 +1,7 @@
 //! IPMirror: swaps IP source and destination (and TCP/UDP ports).
 
-use super::iputil::is_first_fragment;
 use crate::prelude::*;
+use click_wire::{ip_proto, TcpPacket, UdpPacket};
 
 /// `IPMirror([DST_ANNO])`.
 pub struct IPMirror {
@@ -39,32 +39,46 @@ impl IPMirror {
         let (Some(nh), th) = (p.network_header_offset(), p.transport_header_offset()) else {
             return false;
         };
-        let Some(ip) = p.network_header_mut() else {
+        let Some(mut ip) = p.ip_header_mut() else {
             return false;
         };
-        if ip.len() < 20 {
-            return false;
-        }
-        for i in 12..16 {
-            ip.swap(i, i + 4);
-        }
-        let new_dst = [ip[16], ip[17], ip[18], ip[19]];
-        let proto = ip[9];
-        if (proto == 6 || proto == 17) && is_first_fragment(ip) {
-            if let Some(t) = th.and_then(|th| usize::try_from(th - nh).ok()) {
-                if t.checked_add(8).is_some_and(|e| e <= ip.len()) {
-                    ip.swap(t, t + 2);
-                    ip.swap(t + 1, t + 3);
-                    if proto == 6 && t + 12 <= ip.len() {
-                        for i in 0..4 {
-                            ip.swap(t + 4 + i, t + 8 + i);
-                        }
+        // Swapping the addresses leaves the checksum as it was.
+        let (src, dst) = (ip.src_addr(), ip.dst_addr());
+        ip.set_src_addr(dst);
+        ip.set_dst_addr(src);
+        let proto = ip.protocol();
+        if (proto == ip_proto::TCP || proto == ip_proto::UDP) && ip.is_first_fragment() {
+            let seg = th
+                .and_then(|th| usize::try_from(th - nh).ok())
+                .and_then(|t| ip.into_inner().get_mut(t..));
+            // Click swaps the ports once 8 bytes of the transport header
+            // are there, and TCP's sequence and acknowledgement numbers once
+            // 12 are: unchecked views over a header that may be cut after
+            // them (the ports end at byte 4, the numbers at byte 12).
+            match seg.filter(|s| s.len() >= 8) {
+                Some(seg) if proto == ip_proto::TCP => {
+                    let seqs = seg.len() >= 12;
+                    let mut tcp = TcpPacket::new_unchecked(seg);
+                    let (sport, dport) = (tcp.src_port(), tcp.dst_port());
+                    tcp.set_src_port(dport);
+                    tcp.set_dst_port(sport);
+                    if seqs {
+                        let (seq, ack) = (tcp.seq_number(), tcp.ack_number());
+                        tcp.set_seq_number(ack);
+                        tcp.set_ack_number(seq);
                     }
                 }
+                Some(seg) => {
+                    let mut udp = UdpPacket::new_unchecked(seg);
+                    let (sport, dport) = (udp.src_port(), udp.dst_port());
+                    udp.set_src_port(dport);
+                    udp.set_dst_port(sport);
+                }
+                None => {}
             }
         }
         if self.dst_anno {
-            p.anno_mut().set(0, &new_dst);
+            p.anno_mut().set_dst_ip(src);
         }
         true
     }

@@ -1,13 +1,11 @@
 //! IPPrint: pretty-prints IP packets, one tcpdump-like line each.
 
-use super::iputil::is_fragment;
 use crate::packet::{AGGREGATE_ANNO_OFFSET, PAINT_ANNO_OFFSET};
 use crate::prelude::*;
 use alloc::format;
 use click_lang::args::parse_bool;
-use click_wire::names;
+use click_wire::{ip_proto, names, IcmpPacket, Ipv4Packet, TcpPacket, UdpPacket};
 use core::fmt::Write as _;
-use core::net::Ipv4Addr;
 
 /// `IPPrint([LABEL, KEYWORDS])`.
 pub struct IPPrint {
@@ -99,24 +97,8 @@ Click's user-level `OUTFILE` keyword is not supported.",
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
-fn be16(b: &[u8], i: usize) -> u16 {
-    u16::from_be_bytes([b[i], b[i + 1]])
-}
-
-fn be32(b: &[u8], i: usize) -> u32 {
-    u32::from_be_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]])
-}
-
-fn src_dst(ip: &[u8]) -> (Ipv4Addr, Ipv4Addr) {
-    (
-        Ipv4Addr::new(ip[12], ip[13], ip[14], ip[15]),
-        Ipv4Addr::new(ip[16], ip[17], ip[18], ip[19]),
-    )
-}
-
-fn first_frag(ip: &[u8]) -> bool {
-    be16(ip, 6) & 0x1fff == 0
-}
+/// An IP header of at least 20 bytes (the printers read fixed fields only).
+type Ip<'a> = Ipv4Packet<&'a [u8]>;
 
 /// Click's `unparse_proto`.
 fn unparse_proto(p: u8, prepend: bool) -> String {
@@ -128,10 +110,12 @@ fn unparse_proto(p: u8, prepend: bool) -> String {
 }
 
 impl IPPrint {
-    fn tcp_line(sa: &mut String, ip: &[u8], th: &[u8], tlen: i64, pkt_len: usize) {
-        let (s, d) = src_dst(ip);
-        if tlen < 4 || !first_frag(ip) {
-            let what = if first_frag(ip) {
+    // The transport printers read the fields a cut header holds: unchecked
+    // views, each field read only once `tlen` says it is there.
+    fn tcp_line(sa: &mut String, ip: &Ip, th: &[u8], tlen: i64, pkt_len: usize) {
+        let (s, d) = (ip.src_addr(), ip.dst_addr());
+        if tlen < 4 || !ip.is_first_fragment() {
+            let what = if ip.is_first_fragment() {
                 "truncated-tcp"
             } else {
                 "tcp"
@@ -139,14 +123,15 @@ impl IPPrint {
             let _ = write!(sa, "{} > {}: {}", s, d, what);
             return;
         }
-        let _ = write!(sa, "{}.{} > {}.{}: ", s, be16(th, 0), d, be16(th, 2));
+        let tcp = TcpPacket::new_unchecked(th);
+        let _ = write!(sa, "{}.{} > {}.{}: ", s, tcp.src_port(), d, tcp.dst_port());
         if tlen < 14 {
             sa.push_str("truncated-tcp");
             return;
         }
-        let ip_len = i64::from(be16(ip, 2));
-        let flags = th[13];
-        let mut seqlen = ip_len - (i64::from(ip[0] & 0xf) << 2) - (i64::from(th[12] >> 4) << 2);
+        let ip_len = i64::from(ip.total_len());
+        let flags = tcp.flags();
+        let mut seqlen = ip_len - i64::from(ip.header_len()) - i64::from(tcp.header_len());
         if flags & 0x02 != 0 {
             sa.push('S');
             seqlen += 1;
@@ -164,7 +149,7 @@ impl IPPrint {
         if flags & 0x0f == 0 {
             sa.push('.');
         }
-        let seq = be32(th, 4);
+        let seq = tcp.seq_number();
         let _ = write!(
             sa,
             " {}:{}({},{},{})",
@@ -175,19 +160,19 @@ impl IPPrint {
             ip_len
         );
         if flags & 0x10 != 0 {
-            let _ = write!(sa, " ack {}", be32(th, 8));
+            let _ = write!(sa, " ack {}", tcp.ack_number());
         }
         if tlen < 16 {
             sa.push_str("truncated-tcp");
             return;
         }
-        let _ = write!(sa, " win {}", be16(th, 14));
+        let _ = write!(sa, " win {}", tcp.window_len());
     }
 
-    fn udp_line(sa: &mut String, ip: &[u8], th: &[u8], tlen: i64) {
-        let (s, d) = src_dst(ip);
-        if tlen < 4 || !first_frag(ip) {
-            let what = if first_frag(ip) {
+    fn udp_line(sa: &mut String, ip: &Ip, th: &[u8], tlen: i64) {
+        let (s, d) = (ip.src_addr(), ip.dst_addr());
+        if tlen < 4 || !ip.is_first_fragment() {
+            let what = if ip.is_first_fragment() {
                 "truncated-udp"
             } else {
                 "udp"
@@ -195,18 +180,19 @@ impl IPPrint {
             let _ = write!(sa, "{} > {}: {}", s, d, what);
             return;
         }
-        let _ = write!(sa, "{}.{} > {}.{}: ", s, be16(th, 0), d, be16(th, 2));
+        let udp = UdpPacket::new_unchecked(th);
+        let _ = write!(sa, "{}.{} > {}.{}: ", s, udp.src_port(), d, udp.dst_port());
         if tlen < 8 {
             sa.push_str("truncated-udp");
             return;
         }
-        let _ = write!(sa, "udp {}", be16(th, 4));
+        let _ = write!(sa, "udp {}", udp.len());
     }
 
-    fn icmp_line(&self, sa: &mut String, ip: &[u8], th: &[u8], tlen: i64) {
-        let (s, d) = src_dst(ip);
+    fn icmp_line(&self, sa: &mut String, ip: &Ip, th: &[u8], tlen: i64) {
+        let (s, d) = (ip.src_addr(), ip.dst_addr());
         let _ = write!(sa, "{} > {}: ", s, d);
-        if !first_frag(ip) {
+        if !ip.is_first_fragment() {
             sa.push_str("icmp");
             return;
         }
@@ -214,7 +200,8 @@ impl IPPrint {
             sa.push_str("truncated-icmp");
             return;
         }
-        let (ty, code) = (th[0], th[1]);
+        let icmp = IcmpPacket::new_unchecked(th);
+        let (ty, code) = (icmp.msg_type(), icmp.msg_code());
         match ty {
             0 | 8 => {
                 sa.push_str(if ty == 0 {
@@ -226,14 +213,14 @@ impl IPPrint {
                     sa.push_str("truncated-icmp");
                     return;
                 }
-                let rd = |i: usize| {
-                    if self.swap {
-                        u16::from_be_bytes([th[i], th[i + 1]])
-                    } else {
-                        u16::from_le_bytes([th[i], th[i + 1]])
-                    }
-                };
-                let _ = write!(sa, "({}, {})", rd(4), rd(6));
+                // SWAP false prints the fields in host (little-endian) order.
+                let rd = |v: u16| if self.swap { v } else { v.swap_bytes() };
+                let _ = write!(
+                    sa,
+                    "({}, {})",
+                    rd(icmp.echo_ident()),
+                    rd(icmp.echo_seq_no())
+                );
             }
             3 => {
                 let cname = match names::icmp_code_name(3, code) {
@@ -245,32 +232,30 @@ impl IPPrint {
                     let _ = write!(sa, "icmp unreachable {} truncated-icmp", cname);
                     return;
                 }
-                let eip = &th[8..];
-                let ehl = i64::from(eip[0] & 0xf) << 2;
+                // The embedded header's 20 fixed bytes are there.
+                let eip = Ipv4Packet::new_unchecked(icmp.data());
+                let ehl = i64::from(eip.header_len());
                 let eudph_len = eiph_len - ehl;
-                let _ = write!(
-                    sa,
-                    "icmp {} unreachable {}",
-                    Ipv4Addr::new(eip[16], eip[17], eip[18], eip[19]),
-                    cname
-                );
+                let _ = write!(sa, "icmp {} unreachable {}", eip.dst_addr(), cname);
                 match code {
                     2 => {
-                        let _ = write!(sa, " {}", unparse_proto(eip[9], false));
+                        let _ = write!(sa, " {}", unparse_proto(eip.protocol(), false));
                     }
                     3 => {
-                        let _ = write!(sa, " {}", unparse_proto(eip[9], true));
+                        let _ = write!(sa, " {}", unparse_proto(eip.protocol(), true));
                         if eudph_len < 4 {
                             sa.push_str("truncated-icmp");
                             return;
                         }
-                        let u = ehl as usize;
-                        let _ = write!(sa, "/{}", be16(eip, u + 2));
+                        // Where the embedded header says it ends (its
+                        // 4 bytes of ports are there).
+                        let eudp = UdpPacket::new_unchecked(&icmp.data()[ehl as usize..]);
+                        let _ = write!(sa, "/{}", eudp.dst_port());
                     }
                     4 => {
                         // The next-hop MTU sits in bytes 6..8 of the ICMP
                         // header (present: tlen >= 28).
-                        let mtu = be16(th, 6);
+                        let mtu = icmp.next_hop_mtu();
                         if mtu != 0 {
                             let _ = write!(sa, " (mtu {})", mtu);
                         }
@@ -301,7 +286,7 @@ impl IPPrint {
         }
         // A header annotation past the end of the packet reads as empty
         // (Click: a negative network length), hence `truncated-ip`.
-        let ip = p.network_header().unwrap_or(&[]);
+        let ip = p.ip_header();
         let mut sa = core::mem::take(&mut self.line);
         sa.clear();
         if !self.label.is_empty() {
@@ -322,53 +307,56 @@ impl IPPrint {
         if self.print_aggregate || self.print_paint {
             sa.push_str(": ");
         }
-        if ip.len() < 20 {
-            sa.push_str("truncated-ip");
-        } else {
-            let ip_len = i64::from(be16(ip, 2));
-            let payload_len = ip_len - (i64::from(ip[0] & 0xf) << 2);
+        if let Some(ip) = &ip {
+            let ip_len = i64::from(ip.total_len());
+            let payload_len = ip_len - i64::from(ip.header_len());
             let th = p.transport_header().unwrap_or(&[]);
             let tlen = (th.len() as i64).min(payload_len);
             // The transport bytes the printers may read.
             let th = &th[..tlen.clamp(0, th.len() as i64) as usize];
             if self.print_id {
-                let _ = write!(sa, "id {} ", be16(ip, 4));
+                let _ = write!(sa, "id {} ", ip.ident());
             }
             if self.print_ttl {
-                let _ = write!(sa, "ttl {} ", ip[8]);
+                let _ = write!(sa, "ttl {} ", ip.ttl());
             }
             if self.print_tos {
-                let _ = write!(sa, "tos {} ", ip[1]);
+                let _ = write!(sa, "tos {} ", ip.tos());
             }
             if self.print_len {
                 let _ = write!(sa, "length {} ", ip_len);
             }
-            match ip[9] {
-                6 => Self::tcp_line(&mut sa, ip, th, tlen, p.len()),
-                17 => Self::udp_line(&mut sa, ip, th, tlen),
-                1 => self.icmp_line(&mut sa, ip, th, tlen),
+            match ip.protocol() {
+                ip_proto::TCP => Self::tcp_line(&mut sa, ip, th, tlen, p.len()),
+                ip_proto::UDP => Self::udp_line(&mut sa, ip, th, tlen),
+                ip_proto::ICMP => self.icmp_line(&mut sa, ip, th, tlen),
                 proto => {
-                    let (s, d) = src_dst(ip);
+                    let (s, d) = (ip.src_addr(), ip.dst_addr());
                     let _ = write!(sa, "{} > {}: ip-proto-{}", s, d, proto);
                 }
             }
-            if is_fragment(ip) {
-                let fo = be16(ip, 6);
+            if ip.is_fragment() {
                 let _ = write!(
                     sa,
                     " (frag {}:{}@{}{})",
-                    be16(ip, 4),
+                    ip.ident(),
                     payload_len,
-                    u32::from(fo & 0x1fff) << 3,
-                    if fo & 0x2000 != 0 { "+" } else { "" }
+                    ip.frag_offset(),
+                    if ip.more_frags() { "+" } else { "" }
                 );
             }
             if self.contents > 0 {
                 let data: &[u8] = if self.payload {
                     let all = p.transport_header().unwrap_or(&[]);
-                    let skip = if first_frag(ip) && ip[9] == 6 {
-                        all.get(12).map_or(all.len(), |b| usize::from(b >> 4) << 2)
-                    } else if first_frag(ip) && ip[9] == 17 {
+                    let first = ip.is_first_fragment();
+                    let skip = if first && ip.protocol() == ip_proto::TCP {
+                        // The data offset, once its byte is there.
+                        if all.len() > 12 {
+                            usize::from(TcpPacket::new_unchecked(all).header_len())
+                        } else {
+                            all.len()
+                        }
+                    } else if first && ip.protocol() == ip_proto::UDP {
                         8
                     } else {
                         0
@@ -405,6 +393,8 @@ impl IPPrint {
                     }
                 }
             }
+        } else {
+            sa.push_str("truncated-ip");
         }
         cx.error_line(&sa);
         self.line = sa;

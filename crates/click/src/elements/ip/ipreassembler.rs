@@ -1,12 +1,13 @@
 //! IPReassembler: reassembles fragmented IP packets.
 
-use super::getipaddress::parse_anno;
-use super::iputil::{is_fragment, set_ip_checksum};
+use crate::common::args::parse_anno;
 use crate::packet::Anno;
 use crate::prelude::*;
 use alloc::collections::BTreeMap;
 use alloc::format;
 use click_lang::args::RawString;
+use click_wire::ipv4::{FLAG_DF, FLAG_MF, FLAG_RF, OFFSET_MASK};
+use click_wire::Ipv4Packet;
 use core::fmt::Write as _;
 use core::net::Ipv4Addr;
 
@@ -178,19 +179,21 @@ impl IPReassembler {
             let buf = p.data_mut();
             buf[..prefix.len()].copy_from_slice(prefix);
             buf[prefix.len()..].copy_from_slice(&d.data);
-            let ip = &mut buf[nh..nh + hlen];
+            let mut ip = Ipv4Packet::new_unchecked(&mut buf[nh..nh + hlen]);
             if d.head.is_none() {
-                ip[0] = 0x45;
+                ip.set_version(4);
+                ip.set_header_len(20);
             }
-            ip[2..4].copy_from_slice(&(ip_len as u16).to_be_bytes());
+            ip.set_total_len(ip_len as u16);
             // Keep the reserved and DF bits of the fragment that created
             // the entry; MF only while the end is unknown.
-            let mut flags = u16::from_be_bytes([d.first_hdr[6], d.first_hdr[7]]) & 0xc000;
+            let first = Ipv4Packet::new_unchecked(&d.first_hdr[..]);
+            let mut flags = first.flags_frag() & (FLAG_RF | FLAG_DF);
             if d.total.is_none() {
-                flags |= 0x2000;
+                flags |= FLAG_MF;
             }
-            ip[6..8].copy_from_slice(&flags.to_be_bytes());
-            set_ip_checksum(ip);
+            ip.set_flags_frag(flags);
+            ip.fill_checksum();
         }
         if let Some(a) = anno {
             *p.anno_mut() = a.clone();
@@ -260,15 +263,11 @@ impl IPReassembler {
 
     /// Handles one packet; returns a packet for output 0, if any.
     fn process(&mut self, p: Packet, cx: &Ctx) -> Option<Packet> {
-        let Some(ip) = p.network_header() else {
+        let Some(ip) = p.ip_header() else {
             self.bad += 1;
             return None;
         };
-        if ip.len() < 20 {
-            self.bad += 1;
-            return None;
-        }
-        if !is_fragment(ip) {
+        if !ip.is_fragment() {
             return Some(p);
         }
         self.frags_seen += 1;
@@ -276,31 +275,31 @@ impl IPReassembler {
         if now >= self.next_reap {
             self.reap(now, cx);
         }
-        let hl = usize::from(ip[0] & 0xf) << 2;
-        let ip_len = usize::from(u16::from_be_bytes([ip[2], ip[3]]));
-        let fo = u16::from_be_bytes([ip[6], ip[7]]);
-        let mf = fo & 0x2000 != 0;
-        let off = usize::from(fo & 0x1fff) << 3;
+        let hl = usize::from(ip.header_len());
+        let ip_len = usize::from(ip.total_len());
+        let mf = ip.more_frags();
+        let off = usize::from(ip.flags_frag() & OFFSET_MASK) << 3;
         let Some(dlen) = ip_len.checked_sub(hl) else {
             self.bad += 1;
             return None;
         };
         let last = off + dlen;
         if hl < 20
-            || hl > ip.len()
+            || hl > ip.as_ref().len()
             || dlen == 0
             || last > 0xffff
             || (mf && last & 7 != 0)
-            || ip.len() - hl < dlen
+            || ip.as_ref().len() - hl < dlen
         {
             self.bad += 1;
             return None;
         }
+        // From here `20 <= hl <= ip_len <= len`: header and payload are in.
         let key: Key = (
-            [ip[12], ip[13], ip[14], ip[15]],
-            [ip[16], ip[17], ip[18], ip[19]],
-            ip[9],
-            u16::from_be_bytes([ip[4], ip[5]]),
+            ip.src_addr().octets(),
+            ip.dst_addr().octets(),
+            ip.protocol(),
+            ip.ident(),
         );
         let frag_size = (ip_len.min(0xffff)) as u16;
         if self.mem_used > self.mem_high {
@@ -308,7 +307,7 @@ impl IPReassembler {
         }
         if !self.map.contains_key(&key) {
             let mut first_hdr = [0u8; 20];
-            first_hdr.copy_from_slice(&ip[..20]);
+            first_hdr.copy_from_slice(&ip.header()[..20]);
             self.seq += 1;
             self.map.insert(
                 key,
@@ -343,7 +342,7 @@ impl IPReassembler {
             self.mem_used += last - d.data.len();
             d.data.resize(last, 0);
         }
-        d.data[off..last].copy_from_slice(&ip[hl..hl + dlen]);
+        d.data[off..last].copy_from_slice(ip.payload());
         d.add_range(off, last);
         d.max_frag = d.max_frag.max(frag_size);
         if !mf {
@@ -355,7 +354,7 @@ impl IPReassembler {
             // `start` > 0 when the data begins after the IP header start
             // (stripped): keep the IP header only.
             let (prefix, nh) = if start > 0 {
-                (ip[..hl].to_vec(), 0)
+                (ip.header().to_vec(), 0)
             } else {
                 (p.data()[..nh + hl].to_vec(), nh)
             };

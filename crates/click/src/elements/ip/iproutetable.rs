@@ -3,6 +3,7 @@
 //! for the `table` handler) and one multi-bit trie (8-bit strides, prefix
 //! expansion) for longest-prefix lookups.
 
+use crate::common::unparse::unparse_with_mask;
 use crate::elements::classify::{dispatch, DROP_PORT};
 use crate::prelude::*;
 use alloc::collections::BTreeMap;
@@ -20,25 +21,6 @@ pub struct Route {
     pub mask: u32,
     pub gw: u32,
     pub port: i32,
-}
-
-/// Click's `IPAddress::unparse_with_mask`: `a.b.c.d/len`, or
-/// `a.b.c.d/m.m.m.m` for a non-prefix mask.
-pub fn unparse_with_mask(addr: u32, mask: u32) -> String {
-    match prefix_len(mask) {
-        Some(l) => format!("{}/{}", Ipv4Addr::from(addr), l),
-        None => format!("{}/{}", Ipv4Addr::from(addr), Ipv4Addr::from(mask)),
-    }
-}
-
-/// The prefix length of a contiguous mask.
-pub fn prefix_len(mask: u32) -> Option<u32> {
-    let l = mask.leading_ones();
-    if l == 32 || mask << l == 0 {
-        Some(l)
-    } else {
-        None
-    }
 }
 
 fn prefix_mask(len: u32) -> u32 {

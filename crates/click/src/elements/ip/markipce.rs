@@ -1,7 +1,6 @@
 //! MarkIPCE: sets the ECN field of IP packets to Congestion Experienced.
 
 use crate::prelude::*;
-use click_wire::checksum_update_u16;
 
 /// `MarkIPCE([FORCE])`.
 #[derive(Default)]
@@ -40,22 +39,15 @@ impl MarkIPCE {
     /// Marks one packet; false when it is to be dropped.
     #[inline]
     fn mark(&self, p: &mut Packet) -> bool {
-        let Some(ip) = p.network_header_mut() else {
+        let Some(mut ip) = p.ip_header_mut() else {
             return false;
         };
-        if ip.len() < 20 {
-            return false;
-        }
-        match ip[1] & 3 {
+        match ip.ecn() {
             0 if !self.force => return false,
             3 => return true,
             _ => {}
         }
-        let old = u16::from_be_bytes([ip[0], ip[1]]);
-        ip[1] |= 3;
-        let new = u16::from_be_bytes([ip[0], ip[1]]);
-        let c = checksum_update_u16(u16::from_be_bytes([ip[10], ip[11]]), old, new);
-        ip[10..12].copy_from_slice(&c.to_be_bytes());
+        ip.set_ecn_incremental(3);
         true
     }
 }

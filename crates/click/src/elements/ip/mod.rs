@@ -21,7 +21,6 @@ pub mod ipoutputcombo;
 pub mod ipprint;
 pub mod ipreassembler;
 pub mod iproutetable;
-pub(crate) mod iputil;
 pub mod markipce;
 pub mod markipheader;
 pub mod setipaddress;

@@ -1,6 +1,6 @@
 //! SetIPAddress: sets the destination IP address annotation.
 
-use super::getipaddress::parse_anno;
+use crate::common::args::parse_anno;
 use crate::prelude::*;
 use alloc::format;
 use click_lang::args::RawString;

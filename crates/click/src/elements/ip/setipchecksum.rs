@@ -1,6 +1,5 @@
 //! SetIPChecksum: sets IP packets' checksums.
 
-use super::iputil::set_ip_checksum;
 use crate::prelude::*;
 
 /// `SetIPChecksum()`.
@@ -28,17 +27,13 @@ error.",
 
 #[inline]
 fn fix(p: &mut Packet) -> bool {
-    let Some(ip) = p.network_header_mut() else {
+    let Some(mut ip) = p.ip_header_mut() else {
         return false;
     };
-    if ip.len() < 20 {
+    if ip.check_header_len().is_err() {
         return false;
     }
-    let hlen = usize::from(ip[0] & 0xf) << 2;
-    if hlen < 20 || hlen > ip.len() {
-        return false;
-    }
-    set_ip_checksum(&mut ip[..hlen]);
+    ip.fill_checksum();
     true
 }
 

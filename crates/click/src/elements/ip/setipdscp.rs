@@ -1,7 +1,6 @@
 //! SetIPDSCP: sets the DSCP field of IP packets.
 
 use crate::prelude::*;
-use click_wire::checksum_update_u16;
 
 /// `SetIPDSCP(DSCP)`.
 #[derive(Default)]
@@ -44,17 +43,6 @@ fn parse(config: &str, cx: click_lang::ArgContext) -> Result<u8, String> {
     Ok(v as u8)
 }
 
-/// Sets the DSCP of the IP header `ip` (at least 20 bytes) to `dscp`,
-/// updating the checksum incrementally.
-#[inline]
-fn set_dscp(ip: &mut [u8], dscp: u8) {
-    let old = u16::from_be_bytes([ip[0], ip[1]]);
-    ip[1] = (ip[1] & 0x3) | (dscp << 2);
-    let new = u16::from_be_bytes([ip[0], ip[1]]);
-    let c = checksum_update_u16(u16::from_be_bytes([ip[10], ip[11]]), old, new);
-    ip[10..12].copy_from_slice(&c.to_be_bytes());
-}
-
 impl Element for SetIPDSCP {
     fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
         self.dscp = parse(config, cx.arg_context())?;
@@ -64,13 +52,9 @@ impl Element for SetIPDSCP {
 
     #[inline]
     fn simple_action(&mut self, mut p: Packet, _cx: &Ctx) -> Option<Packet> {
-        match p.network_header_mut() {
-            Some(ip) if ip.len() >= 20 => {
-                set_dscp(ip, self.dscp);
-                Some(p)
-            }
-            _ => None,
-        }
+        let mut ip = p.ip_header_mut()?;
+        ip.set_dscp_incremental(self.dscp);
+        Some(p)
     }
 
     fn read_handler(&mut self, name: &str, _cx: &Ctx) -> Option<HandlerResult<String>> {

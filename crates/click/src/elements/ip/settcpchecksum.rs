@@ -1,7 +1,7 @@
 //! SetTCPChecksum: sets TCP packets' checksums.
 
-use super::iputil::{is_fragment, transport_checksum};
 use crate::prelude::*;
+use click_wire::TcpPacket;
 
 /// `SetTCPChecksum([FIXOFF])`.
 #[derive(Default)]
@@ -40,35 +40,33 @@ impl SetTCPChecksum {
         if th < nh {
             return false;
         }
-        let Some(ip) = p.network_header_mut() else {
+        let Some(ip) = p.ip_header_mut() else {
             return false;
         };
         let tho = (th - nh) as usize;
-        if ip.len() < 20 || tho > ip.len() {
-            return false;
-        }
-        let ip_len = usize::from(u16::from_be_bytes([ip[2], ip[3]]));
-        let hl = usize::from(ip[0] & 0xf) << 2;
+        let ip_len = usize::from(ip.total_len());
+        let hl = usize::from(ip.header_len());
         let Some(plen) = ip_len.checked_sub(hl) else {
             return false;
         };
-        let frag = is_fragment(ip);
-        let (iph, seg) = ip.split_at_mut(tho);
+        let frag = ip.is_fragment();
+        let (src, dst) = (ip.src_addr(), ip.dst_addr());
+        let Some(seg) = ip.into_inner().get_mut(tho..) else {
+            return false;
+        };
         if plen < 20 || plen > seg.len() {
             return false;
         }
+        let mut tcp = TcpPacket::new_unchecked(&mut seg[..plen]);
         if self.fixoff {
-            let off = usize::from(seg[12] >> 4) << 2;
+            let off = usize::from(tcp.header_len());
             if off < 20 {
-                seg[12] = (seg[12] & 0x0f) | (5 << 4);
+                tcp.set_data_offset(5);
             } else if off > plen && !frag {
-                seg[12] = (seg[12] & 0x0f) | ((((plen >> 2) & 0xf) as u8) << 4);
+                tcp.set_data_offset(((plen >> 2) & 0xf) as u8);
             }
         }
-        seg[16] = 0;
-        seg[17] = 0;
-        let c = transport_checksum(iph, 6, &seg[..plen]);
-        seg[16..18].copy_from_slice(&c.to_be_bytes());
+        tcp.fill_checksum(src, dst);
         true
     }
 }

@@ -1,8 +1,8 @@
 //! SetUDPChecksum: sets UDP packets' checksums.
 
-use super::iputil::{is_fragment, transport_checksum};
 use crate::prelude::*;
 use alloc::format;
+use click_wire::UdpPacket;
 
 /// `SetUDPChecksum()`.
 #[derive(Default)]
@@ -43,28 +43,23 @@ fn fix(p: &mut Packet) -> bool {
     if th < nh {
         return false;
     }
-    let Some(ip) = p.network_header_mut() else {
+    let Some(ip) = p.ip_header_mut() else {
         return false;
     };
     let tho = (th - nh) as usize;
-    if ip.len() < 20 || tho > ip.len() || is_fragment(ip) {
+    if tho > ip.as_ref().len() || ip.is_fragment() {
         return false;
     }
-    let (iph, seg) = ip.split_at_mut(tho);
-    if seg.len() < 8 {
+    let (src, dst) = (ip.src_addr(), ip.dst_addr());
+    let Ok(mut udp) = UdpPacket::new_fixed_checked(&mut ip.into_inner()[tho..]) else {
+        return false;
+    };
+    if usize::from(udp.len()) > udp.as_ref().len() {
         return false;
     }
-    let len = usize::from(u16::from_be_bytes([seg[4], seg[5]]));
-    if len > seg.len() {
-        return false;
-    }
-    seg[6] = 0;
-    seg[7] = 0;
-    let mut c = transport_checksum(iph, 17, &seg[..len]);
-    if c == 0 {
-        c = 0xffff;
-    }
-    seg[6..8].copy_from_slice(&c.to_be_bytes());
+    // Over `len()` bytes (even a length below 8, as Click does); a
+    // computed zero is sent as 0xFFFF.
+    udp.fill_checksum(src, dst);
     true
 }
 

@@ -1,10 +1,9 @@
 //! StoreIPAddress: stores an IP address (the destination IP annotation or a
 //! given address) into the packet.
 
-use super::iputil::is_first_fragment;
 use crate::prelude::*;
 use click_lang::args::{parse_u64, split_args, RawString};
-use click_wire::checksum_update_u16;
+use click_wire::{checksum, checksum_update_u16, ip_proto, TcpPacket, UdpPacket};
 use core::net::Ipv4Addr;
 
 /// Where the address goes.
@@ -59,19 +58,13 @@ SetIPChecksum (and SetTCPChecksum or SetUDPChecksum) when storing into an IP hea
 };
 
 /// Click's `old_hw`/`new_hw`: the ones-complement sum of the two 16-bit
-/// halves of an address, folded once.
+/// halves of an address.
 #[inline]
-fn fold(a: [u8; 4]) -> u16 {
-    let s =
-        u32::from(u16::from_be_bytes([a[0], a[1]])) + u32::from(u16::from_be_bytes([a[2], a[3]]));
-    (s + (s >> 16)) as u16
-}
-
-/// Updates the 16-bit checksum at `at` in `d` for a changed address.
-#[inline]
-fn update(d: &mut [u8], at: usize, old: u16, new: u16) {
-    let c = u16::from_be_bytes([d[at], d[at + 1]]);
-    d[at..at + 2].copy_from_slice(&checksum_update_u16(c, old, new).to_be_bytes());
+fn half_sum(a: [u8; 4]) -> u16 {
+    checksum::add(
+        u16::from_be_bytes([a[0], a[1]]),
+        u16::from_be_bytes([a[2], a[3]]),
+    )
 }
 
 impl StoreIPAddress {
@@ -82,7 +75,7 @@ impl StoreIPAddress {
             .addr
             .map(|a| a.octets())
             .unwrap_or_else(|| p.anno().get::<4>(0));
-        let field = match self.target {
+        let src = match self.target {
             Target::Offset(o) => {
                 if (self.addr.is_some() || ipa != [0; 4])
                     && o.checked_add(4).is_some_and(|e| e <= p.len())
@@ -92,8 +85,8 @@ impl StoreIPAddress {
                 }
                 return false;
             }
-            Target::Src => 12,
-            Target::Dst => 16,
+            Target::Src => true,
+            Target::Dst => false,
         };
         if p.network_header_length().is_none_or(|l| l < 20) {
             return false;
@@ -101,30 +94,40 @@ impl StoreIPAddress {
         let (Some(nh), th) = (p.network_header_offset(), p.transport_header_offset()) else {
             return false;
         };
-        let Some(ip) = p.network_header_mut() else {
+        let Some(mut ip) = p.ip_header_mut() else {
             return false;
         };
-        if ip.len() < 20 {
-            return false;
-        }
-        let old = fold([ip[field], ip[field + 1], ip[field + 2], ip[field + 3]]);
-        ip[field..field + 4].copy_from_slice(&ipa);
-        let new = fold(ipa);
-        update(ip, 10, old, new);
-        let proto = ip[9];
-        let first_frag = is_first_fragment(ip);
-        if !first_frag || (proto != 6 && proto != 17) {
+        let new_addr = Ipv4Addr::from(ipa);
+        let old_addr = if src {
+            let a = ip.src_addr();
+            ip.set_src_addr(new_addr);
+            a
+        } else {
+            let a = ip.dst_addr();
+            ip.set_dst_addr(new_addr);
+            a
+        };
+        let (old, new) = (half_sum(old_addr.octets()), half_sum(ipa));
+        ip.update_checksum(old, new);
+        let proto = ip.protocol();
+        if !ip.is_first_fragment() || (proto != ip_proto::TCP && proto != ip_proto::UDP) {
             return true;
         }
         // The transport header, relative to the network header.
         let Some(t) = th.and_then(|th| usize::try_from(th - nh).ok()) else {
             return true;
         };
-        let tlen = ip.len().saturating_sub(t);
-        if proto == 6 && t <= ip.len() && tlen >= 20 {
-            update(ip, t + 16, old, new);
-        } else if proto == 17 && t <= ip.len() && tlen >= 8 && (ip[t + 6], ip[t + 7]) != (0, 0) {
-            update(ip, t + 6, old, new);
+        let Some(seg) = ip.into_inner().get_mut(t..) else {
+            return true;
+        };
+        if proto == ip_proto::TCP {
+            if let Ok(mut tcp) = TcpPacket::new_fixed_checked(seg) {
+                tcp.set_checksum(checksum_update_u16(tcp.checksum(), old, new));
+            }
+        } else if let Ok(mut udp) = UdpPacket::new_fixed_checked(seg) {
+            if udp.checksum() != 0 {
+                udp.set_checksum(checksum_update_u16(udp.checksum(), old, new));
+            }
         }
         true
     }

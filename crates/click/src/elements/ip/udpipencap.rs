@@ -1,10 +1,10 @@
 //! UDPIPEncap: encapsulates packets in static UDP/IP headers.
 
-use super::iputil::{parse_dst_or_anno, parse_port, set_ip_checksum, transport_checksum};
-use crate::elements::ethernet::etherencap::replace_arg;
+use crate::common::args::{parse_dst_or_anno, parse_port, replace_arg};
 use crate::prelude::*;
 use alloc::format;
 use click_lang::args::RawString;
+use click_wire::{checksum, ip_proto, Ipv4Packet, UdpPacket};
 use core::net::Ipv4Addr;
 
 /// `UDPIPEncap(SRC, SPORT, DST, DPORT [, CHECKSUM])`.
@@ -115,30 +115,29 @@ impl UDPIPEncap {
             None => p.anno().dst_ip(),
         };
         let d = p.data_mut();
-        let (ip, rest) = d.split_at_mut(20);
-        ip[0] = 0x45;
-        ip[1] = 0;
-        ip[2..4].copy_from_slice(&(len as u16).to_be_bytes());
-        ip[4..6].copy_from_slice(&id.to_be_bytes());
-        ip[6] = 0;
-        ip[7] = 0;
-        ip[8] = 250;
-        ip[9] = 17;
-        ip[12..16].copy_from_slice(&self.src.octets());
-        ip[16..20].copy_from_slice(&dst.octets());
-        set_ip_checksum(ip);
-        let ulen = (len - 20) as u16;
-        rest[0..2].copy_from_slice(&self.sport.to_be_bytes());
-        rest[2..4].copy_from_slice(&self.dport.to_be_bytes());
-        rest[4..6].copy_from_slice(&ulen.to_be_bytes());
-        rest[6] = 0;
-        rest[7] = 0;
+        let (ip, udp) = d.split_at_mut(20);
+        let mut ip = Ipv4Packet::new_unchecked(ip);
+        ip.set_version(4);
+        ip.set_header_len(20);
+        ip.set_tos(0);
+        ip.set_total_len(len as u16);
+        ip.set_ident(id);
+        ip.set_flags_frag(0);
+        ip.set_ttl(250);
+        ip.set_protocol(ip_proto::UDP);
+        ip.set_src_addr(self.src);
+        ip.set_dst_addr(dst);
+        ip.fill_checksum();
+        let mut udp = UdpPacket::new_unchecked(udp);
+        udp.set_src_port(self.sport);
+        udp.set_dst_port(self.dport);
+        udp.set_len((len - 20) as u16);
+        udp.set_checksum(0);
         if self.checksum {
-            let mut c = transport_checksum(ip, 17, rest);
-            if c == 0 {
-                c = 0xffff;
-            }
-            rest[6..8].copy_from_slice(&c.to_be_bytes());
+            // Over the whole segment, as Click does, even when the length
+            // field wrapped.
+            let c = checksum::transport_checksum(self.src, dst, ip_proto::UDP, udp.as_ref());
+            udp.set_checksum(if c == 0 { 0xffff } else { c });
         }
         p.set_network_header(0, 20);
     }

@@ -1,6 +1,7 @@
 //! AverageCounter: counts packets and measures the average rate.
 
-use super::util::{self, CLICK_HZ};
+use crate::common::ewma::CLICK_HZ;
+use crate::common::{ewma, unparse};
 use crate::prelude::*;
 use click_lang::args::Seconds;
 
@@ -67,7 +68,7 @@ and the time is not part of the average. Default 0.",
 impl AverageCounter {
     #[inline]
     fn account(&mut self, n: u64, bytes: u64, cx: &Ctx) {
-        let j = util::jiffies(cx.now()).max(1);
+        let j = ewma::jiffies(cx.now()).max(1);
         if self.first == 0 {
             self.first = j;
         }
@@ -114,9 +115,9 @@ impl Element for AverageCounter {
         Some(Ok(match name {
             "count" => self.count.to_string(),
             "byte_count" => self.byte_count.to_string(),
-            "rate" => util::fmt_double(self.rate(self.count)),
-            "byte_rate" => util::fmt_double(self.rate(self.byte_count)),
-            "bit_rate" => util::fmt_double(self.rate(self.byte_count) * 8.0),
+            "rate" => unparse::fmt_double(self.rate(self.count)),
+            "byte_rate" => unparse::fmt_double(self.rate(self.byte_count)),
+            "bit_rate" => unparse::fmt_double(self.rate(self.byte_count) * 8.0),
             _ => return None,
         }))
     }

@@ -1,6 +1,7 @@
 //! Counter: counts packets and bytes, estimates rates.
 
-use super::util::{self, RateEwma};
+use crate::common::ewma::RateEwma;
+use crate::common::{ewma, handlers, unparse};
 use crate::prelude::*;
 use alloc::format;
 use click_lang::args::{self, RawString};
@@ -73,19 +74,19 @@ impl Counter {
         let before = self.count;
         self.count += n;
         self.byte_count += bytes;
-        let j = util::jiffies(cx.now_coarse());
+        let j = ewma::jiffies(cx.now_coarse());
         self.rate.update(j, n);
         self.byte_rate.update(j, bytes);
         if let Some((t, h)) = &self.count_trigger {
             if !self.count_triggered && before < *t && self.count >= *t {
                 self.count_triggered = true;
-                util::call_write_desc(cx, h);
+                handlers::call_write_desc(cx, h);
             }
         }
         if let Some((t, h)) = &self.byte_trigger {
             if !self.byte_triggered && self.byte_count >= *t {
                 self.byte_triggered = true;
-                util::call_write_desc(cx, h);
+                handlers::call_write_desc(cx, h);
             }
         }
     }
@@ -125,7 +126,7 @@ impl Element for Counter {
     }
 
     fn read_handler(&mut self, name: &str, cx: &Ctx) -> Option<HandlerResult<String>> {
-        let j = util::jiffies(cx.now());
+        let j = ewma::jiffies(cx.now());
         Some(Ok(match name {
             "count" => self.count.to_string(),
             "byte_count" => self.byte_count.to_string(),
@@ -139,8 +140,8 @@ impl Element for Counter {
             }
             "bit_rate" => {
                 self.byte_rate.update(j, 0);
-                util::unparse_real2(
-                    self.byte_rate.scaled_average() * util::CLICK_HZ,
+                unparse::unparse_real2(
+                    self.byte_rate.scaled_average() * ewma::CLICK_HZ,
                     RateEwma::SCALE - 3,
                 )
             }

@@ -1,6 +1,7 @@
 //! DelayShaper: holds each pulled packet until its timestamp plus DELAY.
 
-use super::util;
+use crate::common::args::delay_arg;
+use crate::common::{handlers, unparse};
 use crate::prelude::*;
 use click_lang::args;
 
@@ -52,7 +53,7 @@ impl DelayShaper {
 
 impl Element for DelayShaper {
     fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
-        self.delay = util::delay_arg(config, cx)?;
+        self.delay = delay_arg(config, cx)?;
         Ok(())
     }
 
@@ -116,11 +117,11 @@ impl Element for DelayShaper {
     }
 
     fn read_handler(&mut self, name: &str, _cx: &Ctx) -> Option<HandlerResult<String>> {
-        (name == "delay").then(|| Ok(util::unparse_interval(self.delay)))
+        (name == "delay").then(|| Ok(unparse::unparse_interval(self.delay)))
     }
 
     fn write_handler(&mut self, name: &str, value: &str, _cx: &Ctx) -> Option<HandlerResult<()>> {
-        (name == "delay").then(|| match args::parse_time_ns(&util::clean(value)) {
+        (name == "delay").then(|| match args::parse_time_ns(&handlers::clean(value)) {
             Ok(d) if d >= 0 => {
                 self.delay = d;
                 Ok(())

@@ -1,7 +1,8 @@
 //! DelayUnqueue: a pull-to-push converter that holds each packet until
 //! DELAY after its timestamp.
 
-use super::util;
+use crate::common::args::delay_arg;
+use crate::common::unparse;
 use crate::prelude::*;
 
 /// Packets emitted per task run at most before yielding to other tasks.
@@ -44,7 +45,7 @@ Keyword arguments:\n\n\
 
 impl Element for DelayUnqueue {
     fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
-        self.delay = util::delay_arg(config, cx)?;
+        self.delay = delay_arg(config, cx)?;
         Ok(())
     }
 
@@ -92,7 +93,7 @@ impl Element for DelayUnqueue {
     }
 
     fn read_handler(&mut self, name: &str, _cx: &Ctx) -> Option<HandlerResult<String>> {
-        (name == "delay").then(|| Ok(util::unparse_interval(self.delay)))
+        (name == "delay").then(|| Ok(unparse::unparse_interval(self.delay)))
     }
 
     fn cleanup(&mut self, _cx: &Ctx) {

@@ -1,6 +1,6 @@
 //! Discard: drops every packet.
 
-use super::util;
+use crate::common::handlers;
 use crate::prelude::*;
 
 /// `Discard([KEYWORDS])`: drops all packets. In pull context it pulls
@@ -125,7 +125,7 @@ impl Element for Discard {
                 self.count = 0;
                 Some(Ok(()))
             }
-            "active" => Some(match util::parse_bool(value) {
+            "active" => Some(match handlers::parse_bool(value) {
                 Some(v) => {
                     self.active = v;
                     if v && self.pull_mode {

@@ -1,6 +1,7 @@
 //! InfiniteSource: generates packets as fast as it can.
 
-use super::util::{self, DEFAULT_DATA};
+use crate::common::args::DEFAULT_DATA;
+use crate::common::{args, handlers};
 use crate::prelude::*;
 use click_lang::args::RawString;
 
@@ -90,7 +91,7 @@ impl InfiniteSource {
 
     fn call_end(&self, cx: &Ctx) {
         if let Some(h) = &self.end_call {
-            util::call_write_desc(cx, h);
+            handlers::call_write_desc(cx, h);
         }
     }
 }
@@ -98,7 +99,7 @@ impl InfiniteSource {
 impl Element for InfiniteSource {
     fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
         let mut a = cx.args(config);
-        let data = util::read_data(&mut a, "DATA", true)?;
+        let data = args::read_data(&mut a, "DATA", true)?;
         let limit = a.read_p::<i64>("LIMIT")?.unwrap_or(-1);
         let burst = a.read_p::<i32>("BURST")?.unwrap_or(1);
         let active = a.read_p::<bool>("ACTIVE")?.unwrap_or(true);
@@ -118,7 +119,7 @@ impl Element for InfiniteSource {
         }
         self.data = data.unwrap_or_else(|| DEFAULT_DATA.to_vec());
         self.datasize = datasize.unwrap_or(-1);
-        self.packet = util::source_data(&self.data, self.datasize);
+        self.packet = args::source_data(&self.data, self.datasize);
         self.limit = limit;
         self.burst = burst as usize;
         self.count = 0;
@@ -217,24 +218,24 @@ impl Element for InfiniteSource {
         let r: Result<(), String> = match name {
             "data" => {
                 self.data = value.as_bytes().to_vec();
-                self.packet = util::source_data(&self.data, self.datasize);
+                self.packet = args::source_data(&self.data, self.datasize);
                 Ok(())
             }
-            "limit" => match util::parse_int(value) {
+            "limit" => match handlers::parse_int(value) {
                 Some(x) => {
                     self.limit = x;
                     Ok(())
                 }
                 None => Err("limit parameter must be integer".into()),
             },
-            "burst" | "burstsize" => match util::parse_int(value) {
+            "burst" | "burstsize" => match handlers::parse_int(value) {
                 Some(x) if x >= 1 && x <= i64::from(i32::MAX) => {
                     self.burst = x as usize;
                     Ok(())
                 }
                 _ => Err("burstsize parameter must be integer >= 1".into()),
             },
-            "active" => match util::parse_bool(value) {
+            "active" => match handlers::parse_bool(value) {
                 Some(x) => {
                     self.active = x;
                     Ok(())
@@ -245,10 +246,10 @@ impl Element for InfiniteSource {
                 self.count = 0;
                 Ok(())
             }
-            "length" | "datasize" => match util::parse_int(value) {
+            "length" | "datasize" => match handlers::parse_int(value) {
                 Some(x) if x <= i64::from(i32::MAX) => {
                     self.datasize = x;
-                    self.packet = util::source_data(&self.data, self.datasize);
+                    self.packet = args::source_data(&self.data, self.datasize);
                     Ok(())
                 }
                 _ => Err("length must be integer".into()),

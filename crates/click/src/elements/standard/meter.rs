@@ -1,6 +1,8 @@
 //! Meter and BandwidthMeter: classify a packet stream by its recent rate.
 
-use super::util::{self, RateEwma, CLICK_HZ};
+use crate::common::ewma::RateEwma;
+use crate::common::ewma::CLICK_HZ;
+use crate::common::{ewma, unparse};
 use crate::prelude::*;
 use alloc::format;
 
@@ -122,7 +124,7 @@ impl Element for Meter {
 
     fn push(&mut self, _port: usize, p: Packet, cx: &Ctx) {
         let delta = if self.bandwidth { p.len() as u64 } else { 1 };
-        self.rate.update(util::jiffies(cx.now()), delta);
+        self.rate.update(ewma::jiffies(cx.now()), delta);
         let r = self.rate.scaled_average();
         let out = self
             .meters
@@ -138,7 +140,12 @@ impl Element for Meter {
             "meters" => self
                 .meters
                 .iter()
-                .map(|m| format!("{}\n", util::unparse_real2(m * CLICK_HZ, RateEwma::SCALE)))
+                .map(|m| {
+                    format!(
+                        "{}\n",
+                        unparse::unparse_real2(m * CLICK_HZ, RateEwma::SCALE)
+                    )
+                })
                 .collect(),
             _ => return None,
         }))

@@ -1,6 +1,6 @@
 //! Paint, PaintSwitch, CheckPaint, PaintTee: the paint annotation.
 
-use super::util;
+use crate::common::handlers;
 use crate::packet::PAINT_ANNO_OFFSET;
 use crate::prelude::*;
 
@@ -52,7 +52,7 @@ impl ColorAnno {
     }
 
     fn write_handler(&mut self, name: &str, value: &str) -> Option<HandlerResult<()>> {
-        (name == "color").then(|| match util::parse_int(value) {
+        (name == "color").then(|| match handlers::parse_int(value) {
             Some(c) if (0..=255).contains(&c) => {
                 self.color = c as u8;
                 Ok(())

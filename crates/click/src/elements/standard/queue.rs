@@ -1,6 +1,6 @@
 //! Queue, SimpleQueue and FrontDropQueue: store pushed packets for pullers.
 
-use super::util;
+use crate::common::handlers;
 use crate::prelude::*;
 use alloc::collections::VecDeque;
 use alloc::format;
@@ -464,14 +464,14 @@ impl Element for Queue {
                 self.note_room(cx);
                 Ok(())
             }
-            "capacity" => match click_lang::args::parse_u64(&util::clean(value)) {
+            "capacity" => match click_lang::args::parse_u64(&handlers::clean(value)) {
                 Ok(c) if c <= u64::from(u32::MAX) => {
                     self.capacity = c as usize;
                     self.config = click_lang::args::reconfigure_keyword(
                         &self.config,
                         Some(0),
                         "CAPACITY",
-                        &util::clean(value),
+                        &handlers::clean(value),
                     );
                     self.trim();
                     if self.q.is_empty() {

@@ -1,6 +1,7 @@
 //! RandomSample: passes each packet with a probability.
 
-use super::util::{self, Rng};
+use crate::common::rng::Rng;
+use crate::common::{handlers, unparse};
 use crate::prelude::*;
 use alloc::format;
 
@@ -85,7 +86,7 @@ fn fixed(kw: &str, s: &str) -> Result<u32, String> {
 }
 
 fn unparse(p: u32) -> String {
-    util::unparse_real2(u64::from(p), SHIFT)
+    unparse::unparse_real2(u64::from(p), SHIFT)
 }
 
 impl RandomSample {
@@ -154,11 +155,11 @@ impl Element for RandomSample {
     }
 
     fn write_handler(&mut self, name: &str, value: &str, _cx: &Ctx) -> Option<HandlerResult<()>> {
-        let v = util::clean(value);
+        let v = handlers::clean(value);
         Some(match name {
             "sampling_prob" => fixed("SAMPLE", &v).map(|p| self.prob = p),
             "drop_prob" => fixed("DROP", &v).map(|d| self.prob = ONE - d),
-            "active" => util::parse_bool(&v)
+            "active" => handlers::parse_bool(&v)
                 .map(|b| self.active = b)
                 .ok_or_else(|| String::from("ACTIVE: expected boolean")),
             _ => return None,

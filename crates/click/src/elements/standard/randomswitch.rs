@@ -1,6 +1,6 @@
 //! RandomSwitch: sends each packet to a random output.
 
-use super::util::Rng;
+use crate::common::rng::Rng;
 use crate::prelude::*;
 
 /// `RandomSwitch`.

@@ -1,6 +1,10 @@
 //! RatedSource: generates packets at a configurable rate.
 
-use super::util::{self, TokenBucket, DEFAULT_DATA};
+use crate::common::args::read_data;
+use crate::common::args::source_data;
+use crate::common::args::DEFAULT_DATA;
+use crate::common::handlers;
+use crate::common::rate::TokenBucket;
 use crate::prelude::*;
 use click_lang::args::Bandwidth;
 
@@ -81,7 +85,7 @@ impl RatedSource {
 impl Element for RatedSource {
     fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
         let mut a = cx.args(config);
-        let data = util::read_data(&mut a, "DATA", true)?;
+        let data = read_data(&mut a, "DATA", true)?;
         let mut rate = a.read_p::<u32>("RATE")?.unwrap_or(10) as u64;
         let limit = a.read_p::<i32>("LIMIT")?.unwrap_or(-1);
         let active = a.read_p::<bool>("ACTIVE")?.unwrap_or(true);
@@ -107,7 +111,7 @@ impl Element for RatedSource {
             burst = 2 * datasize as u64;
         }
         self.tb.assign(rate, burst);
-        self.packet = util::source_data(&data, datasize);
+        self.packet = source_data(&data, datasize);
         self.data = data;
         self.datasize = datasize;
         self.limit = if limit >= 0 { Some(limit as u64) } else { None };
@@ -194,7 +198,7 @@ impl Element for RatedSource {
                 self.packet = self.data.clone();
                 Ok(())
             }
-            "rate" => match util::parse_int(value) {
+            "rate" => match handlers::parse_int(value) {
                 Some(r) if (0..=i64::from(u32::MAX)).contains(&r) => {
                     let r = r as u64;
                     self.tb.assign(r, if r < 200 { 2 } else { r / 100 });
@@ -202,14 +206,14 @@ impl Element for RatedSource {
                 }
                 _ => syntax(),
             },
-            "limit" => match util::parse_int(value) {
+            "limit" => match handlers::parse_int(value) {
                 Some(l) => {
                     self.limit = if l >= 0 { Some(l as u64) } else { None };
                     Ok(())
                 }
                 None => syntax(),
             },
-            "active" => match util::parse_bool(value) {
+            "active" => match handlers::parse_bool(value) {
                 Some(v) => {
                     self.active = v;
                     if push && v && !cx.task_scheduled() {
@@ -228,10 +232,10 @@ impl Element for RatedSource {
                 }
                 Ok(())
             }
-            "length" | "datasize" => match util::parse_int(value) {
+            "length" | "datasize" => match handlers::parse_int(value) {
                 Some(d) => {
                     self.datasize = d;
-                    self.packet = util::source_data(&self.data, d);
+                    self.packet = source_data(&self.data, d);
                     Ok(())
                 }
                 None => syntax(),

@@ -1,8 +1,8 @@
 //! RatedSplitter and BandwidthRatedSplitter: packets within a rate go out
 //! output 0, the rest out output 1.
 
-use super::ratedunqueue::RateConfig;
-use super::util::TokenBucket;
+use crate::common::rate::RateConfig;
+use crate::common::rate::TokenBucket;
 use crate::prelude::*;
 
 /// `RatedSplitter(RATE, [KEYWORDS])` and

@@ -1,144 +1,11 @@
 //! RatedUnqueue and BandwidthRatedUnqueue: pull-to-push converters that
-//! move packets at a token-bucket rate; also the rate configuration they
-//! share with RatedSplitter and BandwidthRatedSplitter.
+//! move packets at a token-bucket rate (the rate configuration they share
+//! with RatedSplitter and BandwidthRatedSplitter is `common::rate`).
 
-use super::util::{self, TokenBucket};
+use crate::common::handlers;
+use crate::common::rate::{RateConfig, TokenBucket};
 use crate::prelude::*;
 use alloc::format;
-use click_lang::args::{Bandwidth, Seconds};
-
-/// Bandwidth elements wait until the bucket holds this many bytes before
-/// sending a packet (Click's `tb_bandwidth_thresh`), and the bucket holds
-/// this much more than the burst.
-pub const BANDWIDTH_THRESH: u64 = 131_072;
-
-/// A token-bucket rate as Click's RatedUnqueue family configures it: RATE
-/// (packets or bytes per second) and a burst given as BURST_DURATION
-/// (default 20 ms worth of tokens) or BURST_SIZE / BURST_BYTES.
-#[derive(Clone, Debug, Default)]
-pub struct RateConfig {
-    pub rate: u64,
-    pub burst_duration: Option<i64>,
-    pub burst_size: Option<u64>,
-    pub bandwidth: bool,
-}
-
-impl RateConfig {
-    /// Reads RATE and the burst keywords from `a` (the caller completes).
-    pub fn read(a: &mut Args, bandwidth: bool) -> Result<RateConfig, String> {
-        let rate = if bandwidth {
-            let b = a.read_mp::<Bandwidth>("RATE")?.0;
-            if b > u64::from(u32::MAX) {
-                return Err("RATE: out of range".into());
-            }
-            b
-        } else {
-            u64::from(a.read_mp::<u32>("RATE")?)
-        };
-        let burst_duration = a.read::<Seconds>("BURST_DURATION")?.map(|s| s.0);
-        let size_kw = if bandwidth {
-            "BURST_BYTES"
-        } else {
-            "BURST_SIZE"
-        };
-        let mut burst_size = a.read::<u32>(size_kw)?.map(u64::from);
-        if let Some(b) = a.read::<u32>("BURST")? {
-            burst_size = Some(u64::from(b));
-        }
-        if burst_duration.is_some() && burst_size.is_some() {
-            return Err(format!(
-                "cannot specify both BURST_DURATION and {}",
-                size_kw
-            ));
-        }
-        if matches!(burst_duration, Some(d) if d < 0) {
-            return Err("BURST_DURATION: must be >= 0".into());
-        }
-        Ok(RateConfig {
-            rate,
-            burst_duration,
-            burst_size,
-            bandwidth,
-        })
-    }
-
-    /// The bucket's capacity in tokens.
-    pub fn capacity(&self) -> u64 {
-        let mut tokens = match self.burst_size {
-            Some(b) => b,
-            None => {
-                let d = self.burst_duration.unwrap_or(20_000_000) as u128;
-                let t = u128::from(self.rate) * d / 1_000_000_000;
-                t.min(u128::from(u32::MAX)) as u64
-            }
-        };
-        if self.bandwidth {
-            tokens = (tokens + BANDWIDTH_THRESH).min(u64::from(u32::MAX));
-        }
-        tokens.max(1)
-    }
-
-    /// Configures `tb` with this rate, keeping the tokens it holds.
-    pub fn apply(&self, tb: &mut TokenBucket) {
-        tb.assign(self.rate, self.capacity());
-    }
-
-    /// The rate as the `rate` handler reports it.
-    pub fn unparse_rate(&self) -> String {
-        if self.bandwidth {
-            util::unparse_bandwidth(self.rate)
-        } else {
-            self.rate.to_string()
-        }
-    }
-
-    /// Tokens the bucket must hold before a packet may go.
-    pub fn threshold(&self) -> u64 {
-        if self.bandwidth {
-            BANDWIDTH_THRESH
-        } else {
-            1
-        }
-    }
-
-    /// Tokens a packet of `len` bytes costs.
-    pub fn cost(&self, len: usize) -> u64 {
-        if self.bandwidth {
-            len as u64
-        } else {
-            1
-        }
-    }
-
-    /// A new RateConfig with RATE replaced by the text `v` (the `rate`
-    /// write handler, Click's `reconfigure_keyword_handler`).
-    pub fn with_rate_text(&self, v: &str) -> Result<RateConfig, String> {
-        let v = util::clean(v);
-        let mut a = Args::new(&v);
-        let mut n = RateConfig::read_rate_only(&mut a, self.bandwidth)?;
-        a.complete()?;
-        n.burst_duration = self.burst_duration;
-        n.burst_size = self.burst_size;
-        Ok(n)
-    }
-
-    fn read_rate_only(a: &mut Args, bandwidth: bool) -> Result<RateConfig, String> {
-        let rate = if bandwidth {
-            let b = a.read_mp::<Bandwidth>("RATE")?.0;
-            if b > u64::from(u32::MAX) {
-                return Err("RATE: out of range".into());
-            }
-            b
-        } else {
-            u64::from(a.read_mp::<u32>("RATE")?)
-        };
-        Ok(RateConfig {
-            rate,
-            bandwidth,
-            ..RateConfig::default()
-        })
-    }
-}
 
 /// `RatedUnqueue(RATE, [KEYWORDS])` and
 /// `BandwidthRatedUnqueue(RATE, [KEYWORDS])`.
@@ -326,7 +193,7 @@ impl Element for RatedUnqueue {
                 c.apply(&mut self.tb);
                 self.cfg = c;
             }),
-            "active" => util::parse_bool(value)
+            "active" => handlers::parse_bool(value)
                 .map(|v| self.active = v)
                 .ok_or_else(|| String::from("active: expected boolean")),
             _ => return None,

@@ -1,6 +1,7 @@
 //! RED: Floyd and Jacobson's Random Early Detection in front of queues.
 
-use super::util::{self, Rng};
+use crate::common::rng::Rng;
+use crate::common::{ewma, handlers, unparse};
 use crate::prelude::*;
 use alloc::format;
 use click_lang::args::{self, RawString};
@@ -259,7 +260,7 @@ impl Red {
             self.size.unscaled()
         } else {
             // Empty queue: age the average by the 20 ms ticks that passed.
-            let j = util::jiffies(cx.now()) / 20;
+            let j = ewma::jiffies(cx.now()) / 20;
             let n = if self.last_jiffies != 0 {
                 j.saturating_sub(self.last_jiffies)
             } else {
@@ -309,7 +310,7 @@ impl Red {
             "{}, {}, {}, QUEUES",
             self.p.min_thresh,
             self.p.max_thresh,
-            util::unparse_real2(self.p.max_p, 16)
+            unparse::unparse_real2(self.p.max_p, 16)
         );
         for n in &self.queue_names {
             s.push(' ');
@@ -410,18 +411,18 @@ impl Element for Red {
         Some(Ok(match name {
             "min_thresh" => self.p.min_thresh.to_string(),
             "max_thresh" => self.p.max_thresh.to_string(),
-            "max_p" => util::unparse_real2(self.p.max_p, 16),
+            "max_p" => unparse::unparse_real2(self.p.max_p, 16),
             "drops" => self.drops.to_string(),
             "queues" => self
                 .queue_names
                 .iter()
                 .map(|n| format!("{}\n", n))
                 .collect(),
-            "avg_queue_size" => util::unparse_real2(self.size.avg, QUEUE_SCALE),
+            "avg_queue_size" => unparse::unparse_real2(self.size.avg, QUEUE_SCALE),
             "stats" => format!(
                 "{} current queue\n{} avg queue\n{} drops\n",
                 self.queue_size(cx),
-                util::unparse_real2(self.size.avg, QUEUE_SCALE),
+                unparse::unparse_real2(self.size.avg, QUEUE_SCALE),
                 self.drops
             ),
             _ => return None,
@@ -429,7 +430,7 @@ impl Element for Red {
     }
 
     fn write_handler(&mut self, name: &str, value: &str, _cx: &Ctx) -> Option<HandlerResult<()>> {
-        let v = util::clean(value);
+        let v = handlers::clean(value);
         let mut p = self.p.clone();
         let r = match name {
             "min_thresh" => args::parse_u64(&v)

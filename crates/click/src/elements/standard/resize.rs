@@ -1,6 +1,6 @@
 //! Resize: adds or removes bytes at the head and tail of packets.
 
-use super::util;
+use crate::common::handlers;
 use crate::prelude::*;
 
 /// Bytes Resize adds at one end of a packet at most; a configuration that
@@ -105,7 +105,7 @@ impl Element for Resize {
             _ => return None,
         };
         Some(
-            match util::parse_int(value).and_then(|v| i32::try_from(v).ok()) {
+            match handlers::parse_int(value).and_then(|v| i32::try_from(v).ok()) {
                 Some(v) => {
                     *slot = v;
                     Ok(())

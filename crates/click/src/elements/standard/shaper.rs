@@ -1,6 +1,7 @@
 //! Shaper and BandwidthShaper: pull-through rate limiters.
 
-use super::util::{self, GapRate};
+use crate::common::rate::GapRate;
+use crate::common::{handlers, unparse};
 use crate::prelude::*;
 use click_lang::args::Bandwidth;
 
@@ -35,7 +36,7 @@ impl Shaper {
 
     fn unparse_rate(&self) -> String {
         if self.bandwidth {
-            util::unparse_bandwidth(self.rate.rate())
+            unparse::unparse_bandwidth(self.rate.rate())
         } else {
             self.rate.rate().to_string()
         }
@@ -134,7 +135,7 @@ impl Element for Shaper {
     fn write_handler(&mut self, name: &str, value: &str, cx: &Ctx) -> Option<HandlerResult<()>> {
         Some(match name {
             "rate" => self
-                .read_rate(&util::clean(value))
+                .read_rate(&handlers::clean(value))
                 .map(|r| self.rate.set_rate(r, cx.now())),
             "reset" => {
                 self.rate.reset();

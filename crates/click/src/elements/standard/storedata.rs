@@ -1,6 +1,6 @@
 //! StoreData: overwrites packet bytes at an offset.
 
-use super::util;
+use crate::common::args::read_data;
 use crate::prelude::*;
 
 /// Bytes StoreData(GROW true) adds to one packet at most; a packet that
@@ -51,9 +51,9 @@ impl Element for StoreData {
     fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
         let mut a = cx.args(config);
         let offset = a.read_mp::<u32>("OFFSET")?;
-        let data = util::read_data(&mut a, "DATA", true)?
+        let data = read_data(&mut a, "DATA", true)?
             .ok_or_else(|| String::from("missing mandatory DATA argument"))?;
-        let mask = util::read_data(&mut a, "MASK", true)?.unwrap_or_default();
+        let mask = read_data(&mut a, "MASK", true)?.unwrap_or_default();
         let grow = a.read::<bool>("GROW")?.unwrap_or(false);
         a.complete()?;
         if !mask.is_empty() && mask.len() < data.len() {

@@ -1,6 +1,6 @@
 //! StrideSched and StrideSwitch: stride scheduling among ports.
 
-use super::util;
+use crate::common::handlers;
 use crate::prelude::*;
 use alloc::format;
 
@@ -265,7 +265,7 @@ impl Element for StrideSched {
         if port >= self.clients.len() {
             return None;
         }
-        Some(match util::parse_int(value) {
+        Some(match handlers::parse_int(value) {
             Some(t) => self.set_tickets(port, t, cx),
             None => Err("tickets value must be integer".into()),
         })

@@ -1,6 +1,6 @@
 //! Suppressor: passes packets port to port, except on suppressed ports.
 
-use super::util;
+use crate::common::handlers;
 use crate::prelude::*;
 use alloc::format;
 
@@ -52,7 +52,7 @@ impl Suppressor {
     }
 
     fn port_arg(&self, value: &str) -> Result<usize, String> {
-        match util::parse_int(value) {
+        match handlers::parse_int(value) {
             Some(i) if i >= 0 && (i as usize) < self.suppressed.len() => Ok(i as usize),
             Some(_) => Err("port out of range".into()),
             None => Err("expected port number".into()),
@@ -113,7 +113,7 @@ impl Element for Suppressor {
             "allow" => self.port_arg(value).map(|i| self.suppressed[i] = false),
             _ => {
                 let i = active_port(name).filter(|&i| i < self.suppressed.len())?;
-                match util::parse_bool(value) {
+                match handlers::parse_bool(value) {
                     Some(a) => {
                         self.suppressed[i] = !a;
                         Ok(())

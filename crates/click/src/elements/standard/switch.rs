@@ -1,6 +1,6 @@
 //! Switch, StaticSwitch, PullSwitch, RoundRobinSwitch, HashSwitch.
 
-use super::util;
+use crate::common::handlers;
 use crate::prelude::*;
 
 fn read_k(config: &str, kw: &str, n: usize) -> Result<i64, String> {
@@ -15,7 +15,7 @@ fn read_k(config: &str, kw: &str, n: usize) -> Result<i64, String> {
 }
 
 fn write_k(value: &str, n: usize, what: &str) -> Result<i64, String> {
-    match util::parse_int(value) {
+    match handlers::parse_int(value) {
         Some(k) if k >= 0 && (k as usize) < n => Ok(k),
         Some(_) => Ok(-1),
         None => Err(alloc::format!("{} must be integer", what)),
@@ -270,7 +270,7 @@ impl Element for SimplePullSwitch {
 
     fn write_handler(&mut self, name: &str, value: &str, cx: &Ctx) -> Option<HandlerResult<()>> {
         (name == "switch").then(|| {
-            match util::parse_int(value) {
+            match handlers::parse_int(value) {
                 Some(k) if k >= 0 && (k as usize) < cx.ninputs() => Ok(k),
                 Some(_) => Ok(-1),
                 None => Err(alloc::string::String::from("syntax error")),

@@ -1,6 +1,6 @@
 //! TimedSink: pulls one packet every INTERVAL and drops it.
 
-use super::util;
+use crate::common::{handlers, unparse};
 use crate::prelude::*;
 use click_lang::args::{self, Seconds};
 
@@ -68,11 +68,11 @@ impl Element for TimedSink {
     }
 
     fn read_handler(&mut self, name: &str, _cx: &Ctx) -> Option<HandlerResult<String>> {
-        (name == "interval").then(|| Ok(util::unparse_interval(self.interval)))
+        (name == "interval").then(|| Ok(unparse::unparse_interval(self.interval)))
     }
 
     fn write_handler(&mut self, name: &str, value: &str, _cx: &Ctx) -> Option<HandlerResult<()>> {
-        (name == "interval").then(|| match args::parse_time_ns(&util::clean(value)) {
+        (name == "interval").then(|| match args::parse_time_ns(&handlers::clean(value)) {
             Ok(d) if d >= 0 => {
                 self.interval = d;
                 Ok(())

@@ -1,6 +1,7 @@
 //! TimedSource: pushes a packet every INTERVAL.
 
-use super::util::{self, DEFAULT_DATA};
+use crate::common::args::DEFAULT_DATA;
+use crate::common::{args, handlers};
 use crate::prelude::*;
 use click_lang::args::Seconds;
 
@@ -107,7 +108,7 @@ impl Element for TimedSource {
             .read_p::<Seconds>("INTERVAL")?
             .map(|s| s.0)
             .unwrap_or(500_000_000);
-        let data = util::read_data(&mut a, "DATA", true)?;
+        let data = args::read_data(&mut a, "DATA", true)?;
         let limit = a.read_p::<i32>("LIMIT")?.unwrap_or(-1);
         let active = a.read::<bool>("ACTIVE")?.unwrap_or(true);
         let stop = a.read::<bool>("STOP")?.unwrap_or(false);
@@ -165,21 +166,21 @@ impl Element for TimedSource {
                 self.data = value.as_bytes().to_vec();
                 Ok(())
             }
-            "interval" => match click_lang::args::parse_time_ns(&util::clean(value)) {
+            "interval" => match click_lang::args::parse_time_ns(&handlers::clean(value)) {
                 Ok(ns) => {
                     self.interval = ns.max(0);
                     Ok(())
                 }
                 Err(_) => Err("syntax error".into()),
             },
-            "limit" => match util::parse_int(value) {
+            "limit" => match handlers::parse_int(value) {
                 Some(l) => {
                     self.limit = l;
                     Ok(())
                 }
                 None => Err("syntax error".into()),
             },
-            "active" => match util::parse_bool(value) {
+            "active" => match handlers::parse_bool(value) {
                 Some(v) => {
                     self.active = v;
                     if v && !cx.timer_scheduled(0) {

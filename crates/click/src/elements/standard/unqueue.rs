@@ -1,6 +1,6 @@
 //! Unqueue: pulls packets and pushes them on.
 
-use super::util;
+use crate::common::handlers;
 use crate::prelude::*;
 
 /// `Unqueue([BURST, KEYWORDS])`.
@@ -159,13 +159,13 @@ impl Element for Unqueue {
                 self.count = 0;
                 Ok(())
             }
-            "active" => util::parse_bool(value)
+            "active" => handlers::parse_bool(value)
                 .map(|v| self.active = v)
                 .ok_or("syntax error"),
-            "burst" => util::parse_int(value)
+            "burst" => handlers::parse_int(value)
                 .map(|v| self.burst = burst_of(v))
                 .ok_or("syntax error"),
-            "limit" => util::parse_int(value)
+            "limit" => handlers::parse_int(value)
                 .map(|v| self.limit = v)
                 .ok_or("syntax error"),
             _ => return None,
