@@ -49,7 +49,6 @@ pub mod timedunqueue;
 pub mod timesortedsched;
 pub mod truncate;
 pub mod unqueue;
-pub mod util;
 
 pub static SPECS: &[&ClassSpec] = &[
     &addressinfo::SPEC,

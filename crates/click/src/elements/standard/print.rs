@@ -200,7 +200,7 @@ impl Element for Print {
 
     fn write_handler(&mut self, name: &str, value: &str, _cx: &Ctx) -> Option<HandlerResult<()>> {
         match name {
-            "active" => Some(match super::util::parse_bool(value) {
+            "active" => Some(match crate::common::handlers::parse_bool(value) {
                 Some(v) => {
                     self.active = v;
                     Ok(())

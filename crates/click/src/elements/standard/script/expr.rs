@@ -5,7 +5,7 @@
 
 use super::insn::parse_signal;
 use super::Script;
-use crate::elements::standard::util;
+use crate::common::unparse::fmt_double;
 use crate::prelude::*;
 use alloc::format;
 use click_lang::args;
@@ -66,7 +66,7 @@ impl Script {
                             None => Ok(String::from("0")),
                         },
                         _ if h == "rem" => match (args::parse_f64(&w[0]), args::parse_f64(&w[1])) {
-                            (Ok(a), Ok(b)) => Ok(util::fmt_double(a % b)),
+                            (Ok(a), Ok(b)) => Ok(fmt_double(a % b)),
                             _ => Err("expected two numbers".into()),
                         },
                         _ => Err("expected two numbers".into()),
@@ -79,9 +79,9 @@ impl Script {
                     (_, Some(n)) => n.to_string(),
                     // -i64::MIN does not fit: in floating point, as a
                     // number that does not fit is read
-                    (_, None) => util::fmt_double(-(x as f64)),
+                    (_, None) => fmt_double(-(x as f64)),
                 }),
-                Some(Num::D(x)) => Ok(util::fmt_double(if h == "neg" { -x } else { x.abs() })),
+                Some(Num::D(x)) => Ok(fmt_double(if h == "neg" { -x } else { x.abs() })),
                 None => Err("expected one number".into()),
             },
             "eq" | "ne" | "lt" | "gt" | "le" | "ge" => {
@@ -375,7 +375,7 @@ fn arith(what: &str, words: &[String]) -> Result<String, String> {
         };
     }
     Ok(if use_d {
-        util::fmt_double(dacc)
+        fmt_double(dacc)
     } else {
         acc.to_string()
     })
