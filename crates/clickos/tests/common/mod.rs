@@ -27,12 +27,39 @@ pub fn data(name: &str) -> String {
         .into_owned()
 }
 
-/// A fresh temporary directory for one test.
+/// A fresh temporary directory for one test: `clickos-test-NAME-PID` in the
+/// system's temporary directory (short, so UNIX socket paths inside fit).
+/// Directories left by test processes that have ended are removed first,
+/// so runs do not pile them up.
 pub fn tmpdir(name: &str) -> PathBuf {
+    sweep_stale_tmpdirs();
     let d = std::env::temp_dir().join(format!("clickos-test-{}-{}", name, std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
+}
+
+/// Removes `clickos-test-*-PID` directories whose process is gone (once per
+/// test process).
+fn sweep_stale_tmpdirs() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name();
+            let Some(rest) = name.to_str().and_then(|n| n.strip_prefix("clickos-test-")) else {
+                continue;
+            };
+            let Some(pid) = rest.rsplit('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+                continue;
+            };
+            if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+    });
 }
 
 pub struct Run {
