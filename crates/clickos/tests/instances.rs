@@ -612,3 +612,33 @@ fn idle_instances_cost_no_cpu() {
         assert_eq!(insts[n / 2].read("c.count").unwrap().trim(), "0");
     });
 }
+
+/// The instance fills its TX ring with slots whose lengths exceed the
+/// buffer: the host's `recv` reports the instance as corrupted (it used to
+/// skip such slots in a loop the instance could keep busy, unreported).
+#[test]
+fn fault_bad_slot_lengths_is_corruption() {
+    each_level(|level| {
+        let neighbour = create(level, TIMED);
+        let o = InstanceOptions {
+            fault_injection: true,
+            vnics: vec![VnicSpec::default()],
+            ..opts(level)
+        };
+        let victim = create_with("FromVNIC(0) -> ToVNIC(0)", &o);
+        assert_eq!(victim.fault("bad-slot-lengths").unwrap(), "", "{level}");
+        let port = victim.vnic(0).unwrap();
+        let t0 = Instant::now();
+        while victim.ended().is_none() && t0.elapsed() < Duration::from_secs(10) {
+            port.recv_timeout(Duration::from_millis(50));
+        }
+        match victim.ended() {
+            Some(Ended::Crashed(m)) => assert!(
+                m.contains("corrupted ring") && m.contains("slot length"),
+                "{level}: {m}"
+            ),
+            e => panic!("{level}: bad slot lengths not reported: {e:?}"),
+        }
+        assert!(neighbour.read("c.count").is_ok(), "{level}: neighbour");
+    });
+}

@@ -438,6 +438,14 @@ impl Instance {
         self.inner.backend.control()
     }
 
+    #[cfg(test)]
+    pub(crate) fn inner_backend_vnic_for_tests(
+        &self,
+        k: usize,
+    ) -> (*mut u8, clickos_ring::VnicInfo) {
+        self.inner.backend.vnic(k).expect("the vNIC")
+    }
+
     pub fn id(&self) -> u32 {
         self.inner.id
     }
@@ -604,7 +612,8 @@ impl Instance {
     }
 
     /// Fault injection (needs `fault_injection`): `panic`, `spin`, `oom`,
-    /// `scribble-mailbox`, `scribble-rings`. Usually the reply never comes
+    /// `scribble-mailbox`, `scribble-rings`, `bad-slot-lengths` (a full TX
+    /// ring of slots whose lengths exceed the buffer). Usually the reply never comes
     /// and the error says how the instance ended.
     pub fn fault(&self, kind: &str) -> Result<String, HandlerError> {
         self.inner.call(Op::Fault, "", kind.as_bytes())
@@ -691,29 +700,27 @@ impl VnicPort {
         ok
     }
 
-    /// The next frame from the instance, if one is ready.
+    /// The next frame from the instance, if one is ready. One slot per
+    /// call: a malformed slot is corruption (the instance is crashed and
+    /// reported), never skipped in a loop the instance could keep busy.
     pub fn recv(&self) -> Option<Vec<u8>> {
         if self.inner.ended().is_some() {
             return None;
         }
         let mut p = self.port();
-        loop {
-            let mut out = None;
-            match p.rx.pop(|d| out = Some(d.to_vec())) {
-                Ok(true) => {
-                    if p.rx.release() {
-                        self.inner.backend.wake();
-                    }
-                    if out.is_some() {
-                        return out;
-                    }
+        let mut out = None;
+        match p.rx.pop(|d| out = Some(d.to_vec())) {
+            Ok(true) => {
+                if p.rx.release() {
+                    self.inner.backend.wake();
                 }
-                Ok(false) => return None,
-                Err(e) => {
-                    drop(p);
-                    self.corrupt(e);
-                    return None;
-                }
+                out
+            }
+            Ok(false) => None,
+            Err(e) => {
+                drop(p);
+                self.corrupt(e);
+                None
             }
         }
     }
