@@ -3,10 +3,11 @@
 //! The parent creates a memfd for the control region and one per vNIC,
 //! eventfds for wake-ups (host → instance), replies (`done`) and vNIC kicks,
 //! and re-executes the `clickos` binary as `clickos __instance ID CONTROL
-//! WAKE DONE [VNIC:KICK]...` with exactly those descriptors inherited; the
+//! WAKE DONE [VNIC:KICK]...` in new user, PID, network, mount, IPC and UTS
+//! namespaces ([`spawn`]) with exactly those descriptors inherited; the
 //! binary hands those arguments to [`child_main`] ([`child`]), which maps
-//! them, confines itself (namespaces, `RLIMIT_AS`, no-new-privs, a seccomp
-//! allow-list) and runs the runtime.
+//! them, confines itself (`RLIMIT_AS`, no core dumps, not dumpable,
+//! no-new-privs, a seccomp allow-list) and runs the runtime.
 //!
 //! One reaper thread per child forwards its standard error to the console
 //! sink line by line and, at end of file, reaps it and turns the exit status
@@ -19,6 +20,7 @@
 mod child;
 mod confine;
 pub mod seccomp;
+pub mod spawn;
 
 pub use child::child_main;
 
@@ -30,8 +32,6 @@ use clickos_sys::{drain, signal, wait_readable, Mapping};
 use std::ffi::CString;
 use std::io::{BufRead, BufReader};
 use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
-use std::os::unix::process::CommandExt;
-use std::process::{Child, ChildStderr, Command, Stdio};
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -40,6 +40,10 @@ use std::time::{Duration, Instant};
 pub const EXIT_PANIC: i32 = 101;
 /// Exit code of a child that could not set itself up.
 pub const EXIT_SETUP: i32 = 125;
+/// Exit code of a child that called `abort()` (out of memory): it handles
+/// `SIGABRT` by exiting with this code, because as PID 1 of its own PID
+/// namespace it cannot be killed by a signal it sends itself.
+pub const EXIT_ABORT: i32 = 134;
 
 #[derive(Default)]
 struct ReapState {
@@ -151,42 +155,16 @@ pub fn launch(spec: &LaunchSpec, prepare: Prepare) -> Result<Box<dyn Backend>, S
         inherit.push(k.as_raw_fd());
         args.push(format!("{}:{}", m.as_raw_fd(), k.as_raw_fd()));
     }
-    let exe2 = exe.clone();
-    let child: Child = on_spawner(move || {
-        let mut cmd = Command::new(&exe2);
-        cmd.args(&args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .env("RUST_BACKTRACE", "0");
-        // SAFETY: the hook only makes async-signal-safe calls (fcntl, prctl,
-        // getppid) on descriptors owned by this process.
-        unsafe {
-            cmd.pre_exec(move || {
-                for &fd in &inherit {
-                    clickos_sys::clear_cloexec(fd)?;
-                }
-                libc::prctl(
-                    libc::PR_SET_PDEATHSIG,
-                    libc::SIGKILL as libc::c_ulong,
-                    0,
-                    0,
-                    0,
-                );
-                Ok(())
-            });
-        }
-        cmd.spawn()
-    })?
-    .map_err(|e| format!("starting {} __instance: {e}", exe.display()))?;
-    let pid = child.id() as libc::pid_t;
+    let spawned = on_spawner(move || spawn::spawn(&exe, &args, &inherit))??;
+    if let Some(why) = &spawned.fallback {
+        report_fallback(spec, why);
+    }
+    let pid = spawned.pid;
     let reap = Arc::new(Reap {
         state: Mutex::new(ReapState::default()),
         cond: Condvar::new(),
     });
-    let mut child = child;
-    let stderr = child.stderr.take();
-    drop(child); // never killed or waited by std: the reaper does it
+    let stderr = std::fs::File::from(spawned.stderr);
     let reaper = {
         let reap = reap.clone();
         let console = spec.console.clone();
@@ -215,17 +193,23 @@ pub fn launch(spec: &LaunchSpec, prepare: Prepare) -> Result<Box<dyn Backend>, S
     }))
 }
 
-fn reaper(
-    pid: libc::pid_t,
-    id: u32,
-    stderr: Option<ChildStderr>,
-    console: ConsoleSink,
-    reap: &Reap,
-) {
+/// Says once per process (on the console of the instance that met it) that
+/// process instances run with fewer namespaces than they should.
+fn report_fallback(spec: &LaunchSpec, why: &str) {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        (spec.console)(
+            spec.id,
+            &format!("clickos: note: process-level instances run with {why}\n"),
+        )
+    });
+}
+
+fn reaper(pid: libc::pid_t, id: u32, stderr: std::fs::File, console: ConsoleSink, reap: &Reap) {
     let mut last = String::new();
     let mut panic_msg: Option<String> = None;
-    if let Some(e) = stderr {
-        let mut r = BufReader::new(e);
+    {
+        let mut r = BufReader::new(stderr);
         let mut buf = Vec::new();
         loop {
             buf.clear();
@@ -281,6 +265,7 @@ fn reaper(
         match libc::WEXITSTATUS(status) {
             EXIT_PANIC => Ended::Panicked(panic_msg.unwrap_or(last)),
             EXIT_SETUP => Ended::Crashed(format!("instance setup failed: {last}")),
+            EXIT_ABORT => Ended::Crashed(format!("aborted (SIGABRT): {last}")),
             c => Ended::Exited(c as u32),
         }
     } else if libc::WIFSIGNALED(status) {
