@@ -449,3 +449,73 @@ fn bad_slot_lengths_are_corruption() {
         e => panic!("bad slot lengths not reported: {e:?}"),
     }
 }
+
+/// A `/proc/self/status` field in KiB.
+fn status_kib(field: &str) -> u64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap();
+    s.lines()
+        .find_map(|l| l.strip_prefix(field))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap()
+}
+
+/// A process-level "instance" that writes one 100 MB line to its
+/// standard error: the host forwards a bounded, marked prefix and keeps
+/// draining, and its own memory stays bounded (it used to grow by the
+/// line's size several times over).
+#[test]
+fn one_huge_stderr_line_keeps_the_parent_bounded() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::env::temp_dir().join(format!("clickos-longline-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("instance.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\nhead -c 100000000 /dev/zero | tr '\\0' x >&2\necho >&2\necho 'and the end' >&2\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let bytes = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let lines = Arc::new(Mutex::new(Vec::<String>::new()));
+    let (b, l) = (bytes.clone(), lines.clone());
+    let o = InstanceOptions {
+        isolation: crate::Isolation::Process,
+        helper_exe: Some(script),
+        console: Some(Arc::new(move |_, text: &str| {
+            b.fetch_add(text.len() as u64, Ordering::Relaxed);
+            let mut l = l.lock().unwrap();
+            if l.len() < 8 {
+                // The start and the end of each line.
+                let c: Vec<char> = text.chars().collect();
+                let head: String = c.iter().take(40).collect();
+                let tail: String = c[c.len().saturating_sub(80)..].iter().collect();
+                l.push(format!("{head}...{tail}"));
+            }
+        })),
+        boot_timeout: Duration::from_secs(60),
+        ..Default::default()
+    };
+    let hwm0 = status_kib("VmHWM:");
+    let r = Instance::create(77, "x", &o);
+    let grown = status_kib("VmHWM:").saturating_sub(hwm0);
+    let _ = std::fs::remove_dir_all(&dir);
+    let forwarded = bytes.load(Ordering::Relaxed);
+    let lines = lines.lock().unwrap().clone();
+    let r = r.map(|_| ());
+    println!(
+        "peak memory grew by {grown} KiB; {forwarded} bytes forwarded; {r:?}; lines {lines:?}"
+    );
+    match r {
+        Err(CreateError::Instance(HandlerError::Ended(Ended::Exited(0)))) => {}
+        Err(e) => panic!("{e}"),
+        Ok(_) => panic!("the script answered the mailbox?"),
+    }
+    assert!(grown < 32 << 10, "peak memory grew by {grown} KiB");
+    assert!(forwarded < 1 << 20, "{forwarded} bytes forwarded");
+    assert!(
+        lines.iter().any(|l| l.contains("line truncated")),
+        "{lines:?}"
+    );
+    assert!(lines.iter().any(|l| l.contains("and the end")), "{lines:?}");
+}

@@ -36,6 +36,11 @@ use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+/// The longest line of an instance's standard error forwarded as it is;
+/// the rest of a longer line is dropped (and counted in a marker), so that
+/// one endless line cannot grow the parent.
+pub const MAX_LINE: usize = 16 << 10;
+
 /// Exit code of a child whose engine panicked.
 pub const EXIT_PANIC: i32 = 101;
 /// Exit code of a child that could not set itself up.
@@ -209,14 +214,19 @@ fn reaper(pid: libc::pid_t, id: u32, stderr: std::fs::File, console: ConsoleSink
     let mut last = String::new();
     let mut panic_msg: Option<String> = None;
     {
-        let mut r = BufReader::new(stderr);
-        let mut buf = Vec::new();
+        let mut r = BufReader::with_capacity(64 << 10, stderr);
+        let mut buf = Vec::with_capacity(MAX_LINE);
         loop {
             buf.clear();
-            match r.read_until(b'\n', &mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {
-                    let line = String::from_utf8_lossy(&buf);
+            match read_line_capped(&mut r, &mut buf, MAX_LINE) {
+                Ok(None) | Err(_) => break,
+                Ok(Some(dropped)) => {
+                    let mut line = String::from_utf8_lossy(&buf).into_owned();
+                    if dropped > 0 {
+                        let end = line.trim_end_matches('\n').len();
+                        line.truncate(end);
+                        line.push_str(&format!(" [line truncated: {dropped} bytes dropped]\n"));
+                    }
                     console(id, &line);
                     let t = line.trim_end();
                     if let Some(m) = t.strip_prefix("panicked: ") {
@@ -285,6 +295,39 @@ fn reaper(pid: libc::pid_t, id: u32, stderr: std::fs::File, console: ConsoleSink
         st.ended = Some(end);
     }
     reap.cond.notify_all();
+}
+
+/// Reads one line (up to and including `\n`) into `line`, keeping at most
+/// `max` bytes of it and consuming the rest. `Ok(None)` at the end of the
+/// stream; otherwise how many bytes of the line were dropped.
+fn read_line_capped(
+    r: &mut impl BufRead,
+    line: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<Option<u64>> {
+    let mut dropped = 0u64;
+    loop {
+        let avail = match r.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if avail.is_empty() {
+            let nothing = line.is_empty() && dropped == 0;
+            return Ok((!nothing).then_some(dropped));
+        }
+        let (n, done) = match avail.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (avail.len(), false),
+        };
+        let take = n.min(max.saturating_sub(line.len()));
+        line.extend_from_slice(&avail[..take]);
+        dropped += (n - take) as u64;
+        r.consume(n);
+        if done {
+            return Ok(Some(dropped));
+        }
+    }
 }
 
 impl ProcessBackend {
@@ -365,5 +408,28 @@ impl Drop for ProcessBackend {
         if let Some(h) = h {
             let _ = h.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::read_line_capped;
+
+    #[test]
+    fn lines_are_capped_and_the_rest_is_consumed() {
+        let input = b"short\n0123456789abcdef\nend";
+        // A tiny BufReader capacity: lines span several reads.
+        let mut r = std::io::BufReader::with_capacity(3, &input[..]);
+        let mut line = vec![];
+        let mut next = |max| {
+            line.clear();
+            read_line_capped(&mut r, &mut line, max)
+                .unwrap()
+                .map(|d| (String::from_utf8(line.clone()).unwrap(), d))
+        };
+        assert_eq!(next(8), Some(("short\n".into(), 0)));
+        assert_eq!(next(8), Some(("01234567".into(), 9)));
+        assert_eq!(next(8), Some(("end".into(), 0)));
+        assert_eq!(next(8), None);
     }
 }
