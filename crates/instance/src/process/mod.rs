@@ -41,6 +41,9 @@ use std::time::{Duration, Instant};
 /// one endless line cannot grow the parent.
 pub const MAX_LINE: usize = 16 << 10;
 
+/// How long `kill` waits for the killed process to be reaped.
+const KILL_DEADLINE: Duration = Duration::from_secs(5);
+
 /// Exit code of a child whose engine panicked.
 pub const EXIT_PANIC: i32 = 101;
 /// Exit code of a child that could not set itself up.
@@ -376,10 +379,17 @@ impl Backend for ProcessBackend {
             // the reaper takes before reaping), so it cannot be recycled.
             unsafe { libc::kill(self.pid, libc::SIGKILL) };
         }
-        let deadline = Instant::now() + Duration::from_secs(5);
+        let deadline = Instant::now() + KILL_DEADLINE;
         while st.ended.is_none() {
             let now = Instant::now();
             if now >= deadline {
+                // Torn down anyway: the instance counts as ended; the
+                // reaper finishes (and is detached) whenever it can.
+                st.ended = Some(Ended::Killed(format!(
+                    "{why}; the process was not reaped within {} s of SIGKILL",
+                    KILL_DEADLINE.as_secs()
+                )));
+                self.bells.ring_all();
                 break;
             }
             st = self
@@ -405,8 +415,12 @@ impl Drop for ProcessBackend {
     fn drop(&mut self) {
         self.kill("destroyed");
         let h = self.reaper.lock().unwrap_or_else(|e| e.into_inner()).take();
+        // Joined only once it has reaped the child (bounded by `kill`);
+        // otherwise detached.
         if let Some(h) = h {
-            let _ = h.join();
+            if self.state().reaped {
+                let _ = h.join();
+            }
         }
     }
 }
