@@ -445,11 +445,19 @@ impl<P: Platform> Runtime<P> {
                     self.platform.kick(k);
                 }
             }
+            "bad-slot-lengths" => {
+                self.vnics.scribble_slot_lengths();
+                self.reply(seq, Status::Ok, "");
+                for k in 0..self.vnics.len() {
+                    self.platform.kick(k);
+                }
+            }
             other => self.reply(
                 seq,
                 Status::BadRequest,
                 &format!(
-                    "unknown fault '{other}' (panic, spin, oom, scribble-mailbox, scribble-rings)"
+                    "unknown fault '{other}' (panic, spin, oom, scribble-mailbox, scribble-rings, \
+                     bad-slot-lengths)"
                 ),
             ),
         }

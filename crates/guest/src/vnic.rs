@@ -137,6 +137,29 @@ impl VnicTable {
     }
 }
 
+impl VnicTable {
+    /// Fault injection: fills every TX ring with slots whose buffer
+    /// indices are valid but whose lengths exceed the buffer, and publishes
+    /// them all (a well-formed ring carrying impossible frames).
+    pub fn scribble_slot_lengths(&self) {
+        for p in &self.ports {
+            // SAFETY: the TX ring header and its slots lie inside the region.
+            unsafe {
+                let h = &*(p.base.add(p.info.tx_off as usize) as *const RingHeader);
+                let slots = p.base.add(p.info.tx_off as usize + HEADER_BYTES as usize) as *mut u32;
+                let tail = h.tail.load(Ordering::Acquire);
+                for i in 0..p.info.slots {
+                    let k = (tail.wrapping_add(i) & (p.info.slots - 1)) as usize;
+                    slots.add(2 * k).write_volatile(p.info.slots + k as u32);
+                    slots.add(2 * k + 1).write_volatile(0xFFFF);
+                }
+                h.head
+                    .store(tail.wrapping_add(p.info.slots), Ordering::Release);
+            }
+        }
+    }
+}
+
 fn table(cx: &Ctx) -> Result<Rc<VnicTable>, String> {
     cx.host()
         .and_then(|h| h.clone().downcast::<VnicTable>().ok())
@@ -194,8 +217,8 @@ pub static FROM_SPEC: ClassSpec = ClassSpec {
     description: "Pushes every frame the host (the software switch, or a test) places on vNIC \
 `VNIC`'s receive ring, copied into a packet. Polls while frames arrive and sleeps otherwise: the \
 instance asks the host for a kick and idles, so a quiet vNIC costs no CPU. A ring slot with an \
-impossible length is dropped and counted; a ring whose indices are impossible disables the vNIC \
-(reported on the console). Like ClickOS's `FromNetfront`; only available inside an instance.\n\n\
+impossible length or buffer index, or impossible ring indices, disable the vNIC (reported on the \
+console). Like ClickOS's `FromNetfront`; only available inside an instance.\n\n\
 Keyword arguments:\n\n\
 - `BURST` (unsigned): frames taken per task run. Default 32.\n\
 - `ACTIVE` (boolean): whether to receive. Default true.",
@@ -209,7 +232,7 @@ Keyword arguments:\n\n\
         HandlerDoc {
             name: "drops",
             mode: HandlerMode::Read,
-            text: "Malformed ring slots dropped.",
+            text: "Malformed ring slots seen (the first disables the vNIC).",
         },
         HandlerDoc {
             name: "active",

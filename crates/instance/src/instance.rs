@@ -2,6 +2,7 @@
 //! calls, vNIC ports. The same code drives every isolation level.
 
 use crate::backend::{Backend, ConsoleSink, Ended, Isolation, LaunchSpec, VnicSpec};
+use crate::console::{ConsoleLimits, Gate};
 use crate::error::{ConfigError, CreateError, HandlerError};
 use crate::watchdog;
 use clickos_ring::layout::{DATA_SIZE, MAILBOX_OFF};
@@ -24,8 +25,13 @@ pub struct InstanceOptions {
     /// The `clickos` binary for the process level (default: `$CLICKOS_EXE`,
     /// else this executable, which must then be `clickos`).
     pub helper_exe: Option<PathBuf>,
-    /// Console output; default: standard error.
+    /// Console output; default: standard error. Called on a process-wide
+    /// console thread, never on the instance's: a sink that blocks only
+    /// delays (and, past the buffer, drops) console output.
     pub console: Option<ConsoleSink>,
+    /// The console's rate limit and buffer; text is stripped of control
+    /// characters either way.
+    pub console_limits: ConsoleLimits,
     /// A request unanswered this long, or a running instance whose
     /// heartbeat stands still this long, is killed.
     pub watchdog: Duration,
@@ -45,6 +51,7 @@ impl Default for InstanceOptions {
             fault_injection: false,
             helper_exe: None,
             console: None,
+            console_limits: ConsoleLimits::default(),
             watchdog: Duration::from_secs(2),
             boot_timeout: Duration::from_secs(5),
             config_file: String::new(),
@@ -108,7 +115,14 @@ pub(crate) struct Inner {
     /// Watchdog bookkeeping: the last heartbeat seen and when it moved.
     pub(crate) wd_heartbeat: AtomicU64,
     pub(crate) wd_since: Mutex<Instant>,
+    /// The instance's console (flushed, within a deadline, when it is
+    /// destroyed).
+    console: Arc<Gate>,
 }
+
+/// How long destroying an instance waits for its queued console output to
+/// reach the sink.
+const CONSOLE_FLUSH: Duration = Duration::from_secs(1);
 
 // The backend's raw pointers are only used through the checked accessors
 // below; `Backend` itself is Send + Sync.
@@ -295,6 +309,7 @@ impl Drop for Inner {
         if self.backend.ended().is_none() {
             self.backend.kill("destroyed");
         }
+        self.console.close(CONSOLE_FLUSH);
     }
 }
 
@@ -340,13 +355,18 @@ impl Instance {
                 cfg.len()
             )])));
         }
+        let console = Gate::new(
+            id,
+            opts.console.clone().unwrap_or_else(default_console),
+            opts.console_limits,
+        );
         let spec = LaunchSpec {
             id,
             memory: opts.memory,
             vnics: opts.vnics.clone(),
             fault_injection: opts.fault_injection,
             helper_exe: opts.helper_exe.clone(),
-            console: opts.console.clone().unwrap_or_else(default_console),
+            console: console.sink(),
         };
         let mut host = None;
         let mut prepare = |control: *mut u8| {
@@ -358,7 +378,13 @@ impl Instance {
             let _ = h.post(Op::Install, file, cfg);
             host = Some(h);
         };
-        let backend = launch(&spec, &mut prepare).map_err(CreateError::Launch)?;
+        let backend = match launch(&spec, &mut prepare) {
+            Ok(b) => b,
+            Err(e) => {
+                console.close(CONSOLE_FLUSH);
+                return Err(CreateError::Launch(e));
+            }
+        };
         let host = host
             .filter(|h| h.seq() == 1)
             .ok_or_else(|| CreateError::Launch("the backend did not prepare the mailbox".into()))?;
@@ -390,6 +416,7 @@ impl Instance {
             boot_timeout: opts.boot_timeout,
             wd_heartbeat: AtomicU64::new(0),
             wd_since: Mutex::new(Instant::now()),
+            console,
         });
         let reply = {
             let host = inner.client.lock().unwrap_or_else(|e| e.into_inner());
@@ -436,6 +463,14 @@ impl Instance {
     #[cfg(test)]
     pub(crate) fn control_for_tests(&self) -> *mut u8 {
         self.inner.backend.control()
+    }
+
+    #[cfg(test)]
+    pub(crate) fn inner_backend_vnic_for_tests(
+        &self,
+        k: usize,
+    ) -> (*mut u8, clickos_ring::VnicInfo) {
+        self.inner.backend.vnic(k).expect("the vNIC")
     }
 
     pub fn id(&self) -> u32 {
@@ -604,7 +639,8 @@ impl Instance {
     }
 
     /// Fault injection (needs `fault_injection`): `panic`, `spin`, `oom`,
-    /// `scribble-mailbox`, `scribble-rings`. Usually the reply never comes
+    /// `scribble-mailbox`, `scribble-rings`, `bad-slot-lengths` (a full TX
+    /// ring of slots whose lengths exceed the buffer). Usually the reply never comes
     /// and the error says how the instance ended.
     pub fn fault(&self, kind: &str) -> Result<String, HandlerError> {
         self.inner.call(Op::Fault, "", kind.as_bytes())
@@ -629,6 +665,7 @@ impl Drop for Instance {
         if self.inner.ended().is_none() {
             self.inner.kill("destroyed".into());
         }
+        self.inner.console.close(CONSOLE_FLUSH);
     }
 }
 
@@ -691,29 +728,27 @@ impl VnicPort {
         ok
     }
 
-    /// The next frame from the instance, if one is ready.
+    /// The next frame from the instance, if one is ready. One slot per
+    /// call: a malformed slot is corruption (the instance is crashed and
+    /// reported), never skipped in a loop the instance could keep busy.
     pub fn recv(&self) -> Option<Vec<u8>> {
         if self.inner.ended().is_some() {
             return None;
         }
         let mut p = self.port();
-        loop {
-            let mut out = None;
-            match p.rx.pop(|d| out = Some(d.to_vec())) {
-                Ok(true) => {
-                    if p.rx.release() {
-                        self.inner.backend.wake();
-                    }
-                    if out.is_some() {
-                        return out;
-                    }
+        let mut out = None;
+        match p.rx.pop(|d| out = Some(d.to_vec())) {
+            Ok(true) => {
+                if p.rx.release() {
+                    self.inner.backend.wake();
                 }
-                Ok(false) => return None,
-                Err(e) => {
-                    drop(p);
-                    self.corrupt(e);
-                    return None;
-                }
+                out
+            }
+            Ok(false) => None,
+            Err(e) => {
+                drop(p);
+                self.corrupt(e);
+                None
             }
         }
     }

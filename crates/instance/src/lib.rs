@@ -7,6 +7,7 @@
 //! calls, vNIC ports) is shared, so an instance behaves the same at every
 //! level.
 pub mod backend;
+mod console;
 mod error;
 mod instance;
 pub mod platform;
@@ -19,6 +20,7 @@ mod watchdog;
 mod tests;
 
 pub use backend::{Backend, ConsoleSink, Ended, Isolation, LaunchSpec, Prepare, VnicSpec};
+pub use console::ConsoleLimits;
 pub use error::{ConfigError, CreateError, HandlerError};
 pub use instance::{Instance, InstanceOptions, State, VnicPort};
 

@@ -7,6 +7,7 @@ use crate::instance::{Instance, InstanceOptions, State};
 use crate::{ConfigError, CreateError, HandlerError};
 use clickos_ring::layout::{CONTROL_SIZE, DATA_OFF, MAILBOX_OFF};
 use clickos_ring::mailbox::{state, Mailbox, Op, Request, Status};
+use clickos_ring::ring::{Consumer, Dir, RingHeader, Slot, HEADER_BYTES};
 use clickos_ring::VnicInfo;
 use clickos_sys::{drain, signal, wait_readable, EventFd, Mapping};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,6 +19,8 @@ type Script = dyn Fn(&Mailbox, *mut u8, Request, &str, &[u8]) + Send + Sync;
 
 struct FakeShared {
     control: Mapping,
+    /// One vNIC region when the options ask for vNICs.
+    vnic: Option<(Mapping, VnicInfo)>,
     wake: EventFd,
     done: EventFd,
     stop: AtomicBool,
@@ -41,8 +44,31 @@ fn reply(mb: &Mailbox, data: *mut u8, seq: u32, st: u32, payload: &[u8]) {
 fn launch_fake(
     script: Arc<Script>,
 ) -> impl Fn(&LaunchSpec, Prepare) -> Result<Box<dyn Backend>, String> {
-    move |_spec, prepare| {
+    launch_fake_vnic(script, |_, _| {})
+}
+
+/// As [`launch_fake`]; with vNICs in the options the fake has one vNIC
+/// region, initialised, and `before_attach` sees it (as the instance would,
+/// running before the host attaches its ring endpoints).
+fn launch_fake_vnic(
+    script: Arc<Script>,
+    before_attach: impl Fn(*mut u8, &VnicInfo) + Send + Sync + 'static,
+) -> impl Fn(&LaunchSpec, Prepare) -> Result<Box<dyn Backend>, String> {
+    move |spec, prepare| {
+        let vnic = match spec.vnics.first() {
+            Some(v) => {
+                let info = clickos_ring::layout::vnic_layout(v.slots, v.buf_size, v.mac)
+                    .ok_or("bad vNIC geometry")?;
+                let m = Mapping::anonymous(info.size as usize).map_err(|e| e.to_string())?;
+                // SAFETY: a fresh mapping of info.size bytes.
+                unsafe { clickos_ring::ring::init_region(m.ptr(), &info) };
+                before_attach(m.ptr(), &info);
+                Some((m, info))
+            }
+            None => None,
+        };
         let s = Arc::new(FakeShared {
+            vnic,
             control: Mapping::anonymous(CONTROL_SIZE).map_err(|e| e.to_string())?,
             wake: clickos_sys::eventfd().map_err(|e| e.to_string())?,
             done: clickos_sys::eventfd().map_err(|e| e.to_string())?,
@@ -94,8 +120,12 @@ impl Backend for Fake {
     fn control(&self) -> *mut u8 {
         self.s.control.ptr()
     }
-    fn vnic(&self, _k: usize) -> Option<(*mut u8, VnicInfo)> {
-        None
+    fn vnic(&self, k: usize) -> Option<(*mut u8, VnicInfo)> {
+        self.s
+            .vnic
+            .as_ref()
+            .filter(|_| k == 0)
+            .map(|(m, info)| (m.ptr(), *info))
     }
     fn wake(&self) {
         signal(&self.s.wake);
@@ -326,4 +356,166 @@ fn oversized_requests_are_refused_locally() {
     let big = "v".repeat(clickos_ring::layout::DATA_SIZE + 1);
     assert!(matches!(i.write("a.b", &big), Err(HandlerError::TooLarge)));
     assert!(i.read("a.b").is_ok());
+}
+
+/// An instance with one vNIC whose fake answers everything with OK;
+/// `before_attach` plays the instance before the host attaches.
+fn fake_with_vnic(
+    before_attach: impl Fn(*mut u8, &VnicInfo) + Send + Sync + 'static,
+) -> (Instance, *mut u8, VnicInfo) {
+    let script: Arc<Script> = Arc::new(|mb, data, req, _, _| reply(mb, data, req.seq, 0, b""));
+    let o = InstanceOptions {
+        vnics: vec![crate::VnicSpec {
+            slots: 64,
+            ..Default::default()
+        }],
+        ..opts()
+    };
+    let i = Instance::create_on(1, "x", &o, &launch_fake_vnic(script, before_attach)).unwrap();
+    let (base, info) = i.inner_backend_vnic_for_tests(0);
+    (i, base, info)
+}
+
+fn ring_header(base: *mut u8, off: u32) -> &'static RingHeader {
+    // SAFETY: test-only: the header at `off` of a vNIC region the instance
+    // keeps mapped while the test uses it.
+    unsafe { &*(base.add(off as usize) as *const RingHeader) }
+}
+
+fn slot(base: *mut u8, off: u32, i: u32) -> &'static Slot {
+    // SAFETY: as above; slot i of the ring at `off` (i < slots).
+    unsafe { &*(base.add(off as usize + HEADER_BYTES as usize + 8 * i as usize) as *const Slot) }
+}
+
+/// The instance writes the host's own ring indices (RX head, TX tail)
+/// before the host attaches: the host starts from its own 0 and works.
+#[test]
+fn the_host_never_takes_the_instances_word_for_its_own_ring_index() {
+    let (i, base, info) = fake_with_vnic(|base, info| {
+        ring_header(base, info.rx_off)
+            .head
+            .store(0x8000_0123, Ordering::Relaxed);
+        ring_header(base, info.tx_off)
+            .tail
+            .store(0x0BAD_F00D, Ordering::Relaxed);
+    });
+    let port = i.vnic(0).unwrap();
+    assert!(port.send_now(b"down"), "{:?}", i.ended());
+    assert_eq!(i.ended(), None);
+    // SAFETY: the region stays mapped while `i` lives; the test is the
+    // instance's only consumer of its RX ring.
+    let mut rx = unsafe { Consumer::new(base, &info, Dir::Rx) };
+    let mut got = vec![];
+    assert_eq!(rx.pop(|d| got.extend_from_slice(d)), Ok(true));
+    assert_eq!(got, b"down");
+    // A frame the instance publishes is read from the host's own tail 0.
+    let s0 = slot(base, info.tx_off, 0);
+    // SAFETY: TX slot 0's own buffer (`slots`) lies in the pool.
+    unsafe {
+        let buf = base.add(info.bufs_off as usize + (info.slots * info.buf_size) as usize);
+        std::ptr::copy_nonoverlapping(b"up".as_ptr(), buf, 2);
+    }
+    s0.buf_idx.store(info.slots, Ordering::Relaxed);
+    s0.len_flags.store(2, Ordering::Relaxed);
+    ring_header(base, info.tx_off)
+        .head
+        .store(1, Ordering::Release);
+    assert_eq!(port.recv().as_deref(), Some(&b"up"[..]));
+    assert_eq!(i.ended(), None);
+}
+
+/// Slots with lengths beyond the buffer are corruption: the instance is
+/// reported (not skipped over in a loop) and `recv` returns.
+#[test]
+fn bad_slot_lengths_are_corruption() {
+    let (i, base, info) = fake_with_vnic(|_, _| {});
+    for k in 0..info.slots {
+        let s = slot(base, info.tx_off, k);
+        s.buf_idx.store(info.slots + k, Ordering::Relaxed);
+        s.len_flags.store(0xFFFF, Ordering::Relaxed);
+    }
+    ring_header(base, info.tx_off)
+        .head
+        .store(info.slots, Ordering::Release);
+    let port = i.vnic(0).unwrap();
+    assert_eq!(port.recv(), None);
+    match i.ended() {
+        Some(Ended::Crashed(m)) => {
+            assert!(
+                m.contains("corrupted ring") && m.contains("slot length"),
+                "{m}"
+            )
+        }
+        e => panic!("bad slot lengths not reported: {e:?}"),
+    }
+}
+
+/// A `/proc/self/status` field in KiB.
+fn status_kib(field: &str) -> u64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap();
+    s.lines()
+        .find_map(|l| l.strip_prefix(field))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap()
+}
+
+/// A process-level "instance" that writes one 100 MB line to its
+/// standard error: the host forwards a bounded, marked prefix and keeps
+/// draining, and its own memory stays bounded (it used to grow by the
+/// line's size several times over).
+#[test]
+fn one_huge_stderr_line_keeps_the_parent_bounded() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::env::temp_dir().join(format!("clickos-longline-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("instance.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\nhead -c 100000000 /dev/zero | tr '\\0' x >&2\necho >&2\necho 'and the end' >&2\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let bytes = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let lines = Arc::new(Mutex::new(Vec::<String>::new()));
+    let (b, l) = (bytes.clone(), lines.clone());
+    let o = InstanceOptions {
+        isolation: crate::Isolation::Process,
+        helper_exe: Some(script),
+        console: Some(Arc::new(move |_, text: &str| {
+            b.fetch_add(text.len() as u64, Ordering::Relaxed);
+            let mut l = l.lock().unwrap();
+            if l.len() < 8 {
+                // The start and the end of each line.
+                let c: Vec<char> = text.chars().collect();
+                let head: String = c.iter().take(40).collect();
+                let tail: String = c[c.len().saturating_sub(80)..].iter().collect();
+                l.push(format!("{head}...{tail}"));
+            }
+        })),
+        boot_timeout: Duration::from_secs(60),
+        ..Default::default()
+    };
+    let hwm0 = status_kib("VmHWM:");
+    let r = Instance::create(77, "x", &o);
+    let grown = status_kib("VmHWM:").saturating_sub(hwm0);
+    let _ = std::fs::remove_dir_all(&dir);
+    let forwarded = bytes.load(Ordering::Relaxed);
+    let lines = lines.lock().unwrap().clone();
+    let r = r.map(|_| ());
+    println!(
+        "peak memory grew by {grown} KiB; {forwarded} bytes forwarded; {r:?}; lines {lines:?}"
+    );
+    match r {
+        Err(CreateError::Instance(HandlerError::Ended(Ended::Exited(0)))) => {}
+        Err(e) => panic!("{e}"),
+        Ok(_) => panic!("the script answered the mailbox?"),
+    }
+    assert!(grown < 32 << 10, "peak memory grew by {grown} KiB");
+    assert!(forwarded < 1 << 20, "{forwarded} bytes forwarded");
+    assert!(
+        lines.iter().any(|l| l.contains("line truncated")),
+        "{lines:?}"
+    );
+    assert!(lines.iter().any(|l| l.contains("and the end")), "{lines:?}");
 }

@@ -3,10 +3,10 @@
 //! TX ring for ToDevice (frames are written in place and sent with one
 //! `send` per batch, bypassing the qdisc layer).
 
-use crate::sys::{getsockopt, setsockopt, Mmap};
 use crate::{dev_err, last_err, DevInfo};
+use clickos_sys::{getsockopt, setsockopt, Mapping};
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 const SOL_PACKET: i32 = 263;
@@ -96,7 +96,7 @@ fn bind(fd: RawFd, ifindex: u32, proto_host: u16) -> io::Result<()> {
 
 /// A memory-mapped ring of equal frames.
 struct Ring {
-    map: Mmap,
+    map: Mapping,
     frame_size: usize,
     frames_per_block: usize,
     block_size: usize,
@@ -104,7 +104,12 @@ struct Ring {
 }
 
 impl Ring {
-    fn setup(fd: RawFd, opt: i32, frame_size: usize, min_frames: usize) -> io::Result<Ring> {
+    fn setup(
+        fd: BorrowedFd<'_>,
+        opt: i32,
+        frame_size: usize,
+        min_frames: usize,
+    ) -> io::Result<Ring> {
         let block_size = (128usize << 10).max(frame_size.next_power_of_two());
         let frames_per_block = block_size / frame_size;
         let block_nr = min_frames.div_ceil(frames_per_block).max(1);
@@ -115,8 +120,8 @@ impl Ring {
             frame_size: frame_size as u32,
             frame_nr: frame_nr as u32,
         };
-        setsockopt(fd, SOL_PACKET, opt, &req)?;
-        let map = Mmap::new(Some(fd), block_size * block_nr, 0)?;
+        setsockopt(fd.as_raw_fd(), SOL_PACKET, opt, &req)?;
+        let map = Mapping::shared_populated(fd, block_size * block_nr, 0)?;
         Ok(Ring {
             map,
             frame_size,
@@ -192,7 +197,7 @@ impl PacketRx {
         }
         // header, sockaddr_ll, alignment, a re-inserted VLAN tag
         let frame_size = (o.snaplen + 128).next_multiple_of(16);
-        let ring = Ring::setup(raw, PACKET_RX_RING, frame_size, 1024)
+        let ring = Ring::setup(fd.as_fd(), PACKET_RX_RING, frame_size, 1024)
             .map_err(|e| dev_err(name, "PACKET_RX_RING", &e))?;
         let proto = if o.protocol == 0 {
             ETH_P_ALL
@@ -319,7 +324,7 @@ impl PacketTx {
         let _ = setsockopt(raw, SOL_PACKET, PACKET_QDISC_BYPASS, &1i32);
         let max_len = dev.max_frame();
         let frame_size = (max_len + TX_DATA).next_power_of_two().max(2048);
-        let ring = Ring::setup(raw, PACKET_TX_RING, frame_size, 512)
+        let ring = Ring::setup(fd.as_fd(), PACKET_TX_RING, frame_size, 512)
             .map_err(|e| dev_err(name, "PACKET_TX_RING", &e))?;
         // protocol 0: this socket receives nothing
         bind(raw, dev.ifindex, 0).map_err(|e| dev_err(name, "bind", &e))?;

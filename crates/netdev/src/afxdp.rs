@@ -9,11 +9,11 @@
 //! the other half through the TX and completion rings.
 
 use crate::bpf::{xdp_prog, XdpProg};
-use crate::sys::{getsockopt, setsockopt, Mmap};
 use crate::{dev_err, last_err, DevInfo};
+use clickos_sys::{getsockopt, setsockopt, Mapping};
 use std::cell::RefCell;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::rc::{Rc, Weak};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -30,10 +30,10 @@ const XDP_OPTIONS: i32 = 8;
 const XDP_OPTIONS_ZEROCOPY: u32 = 1;
 const XDP_USE_NEED_WAKEUP: u16 = 1 << 3;
 const XDP_RING_NEED_WAKEUP: u32 = 1;
-const XDP_PGOFF_RX_RING: i64 = 0;
-const XDP_PGOFF_TX_RING: i64 = 0x8000_0000;
-const XDP_UMEM_PGOFF_FILL_RING: i64 = 0x1_0000_0000;
-const XDP_UMEM_PGOFF_COMPLETION_RING: i64 = 0x1_8000_0000;
+const XDP_PGOFF_RX_RING: u64 = 0;
+const XDP_PGOFF_TX_RING: u64 = 0x8000_0000;
+const XDP_UMEM_PGOFF_FILL_RING: u64 = 0x1_0000_0000;
+const XDP_UMEM_PGOFF_COMPLETION_RING: u64 = 0x1_8000_0000;
 /// Headroom the kernel keeps in front of received data in copy mode.
 const XDP_PACKET_HEADROOM: usize = 256;
 /// Descriptors per ring, and frames per direction.
@@ -86,7 +86,7 @@ struct SockaddrXdp {
 
 /// A single-producer single-consumer ring shared with the kernel.
 struct Ring<T: Copy> {
-    _map: Mmap,
+    _map: Mapping,
     producer: *const AtomicU32,
     consumer: *const AtomicU32,
     flags: *const AtomicU32,
@@ -97,9 +97,9 @@ struct Ring<T: Copy> {
 }
 
 impl<T: Copy> Ring<T> {
-    fn map(fd: RawFd, off: &RingOff, pgoff: i64) -> io::Result<Ring<T>> {
+    fn map(fd: BorrowedFd<'_>, off: &RingOff, pgoff: u64) -> io::Result<Ring<T>> {
         let len = off.desc as usize + RING as usize * std::mem::size_of::<T>();
-        let map = Mmap::new(Some(fd), len, pgoff)?;
+        let map = Mapping::shared_populated(fd, len, pgoff)?;
         let base = map.ptr();
         // SAFETY: the kernel's offsets lie within the mapping it sized for
         // RING entries; the words are 4-byte aligned ring indices.
@@ -176,7 +176,7 @@ pub struct Xsk {
     rx: Ring<Desc>,
     tx: Ring<Desc>,
     fd: OwnedFd,
-    umem: Mmap,
+    umem: Mapping,
     frame: usize,
     tx_free: Vec<u64>,
     tx_pending: u32,
@@ -257,8 +257,8 @@ impl Xsk {
         let fd = unsafe { OwnedFd::from_raw_fd(fd) };
         let raw = fd.as_raw_fd();
         let nframes = 2 * RING as usize;
-        let umem =
-            Mmap::new(None, nframes * frame, 0).map_err(|e| dev_err(name, "UMEM mmap", &e))?;
+        let umem = Mapping::anonymous_populated(nframes * frame)
+            .map_err(|e| dev_err(name, "UMEM mmap", &e))?;
         let reg = UmemReg {
             addr: umem.ptr() as u64,
             len: umem.len() as u64,
@@ -282,10 +282,12 @@ impl Xsk {
         getsockopt(raw, SOL_XDP, XDP_MMAP_OFFSETS, &mut off)
             .map_err(|e| dev_err(name, "XDP_MMAP_OFFSETS", &e))?;
         let m = |e: io::Error| dev_err(name, "XDP ring mmap", &e);
-        let mut fill: Ring<u64> = Ring::map(raw, &off.fr, XDP_UMEM_PGOFF_FILL_RING).map_err(m)?;
-        let comp: Ring<u64> = Ring::map(raw, &off.cr, XDP_UMEM_PGOFF_COMPLETION_RING).map_err(m)?;
-        let rx: Ring<Desc> = Ring::map(raw, &off.rx, XDP_PGOFF_RX_RING).map_err(m)?;
-        let tx: Ring<Desc> = Ring::map(raw, &off.tx, XDP_PGOFF_TX_RING).map_err(m)?;
+        let mut fill: Ring<u64> =
+            Ring::map(fd.as_fd(), &off.fr, XDP_UMEM_PGOFF_FILL_RING).map_err(m)?;
+        let comp: Ring<u64> =
+            Ring::map(fd.as_fd(), &off.cr, XDP_UMEM_PGOFF_COMPLETION_RING).map_err(m)?;
+        let rx: Ring<Desc> = Ring::map(fd.as_fd(), &off.rx, XDP_PGOFF_RX_RING).map_err(m)?;
+        let tx: Ring<Desc> = Ring::map(fd.as_fd(), &off.tx, XDP_PGOFF_TX_RING).map_err(m)?;
         // the first half of the frames waits in the fill ring
         for i in 0..RING {
             fill.set(i, u64::from(i) * frame as u64);

@@ -13,7 +13,7 @@
 //! the last descriptor closes, even if the process dies.
 
 use crate::last_err;
-use crate::sys::Mmap;
+use clickos_sys::Mapping;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::{Arc, Mutex, Weak};
@@ -83,7 +83,7 @@ fn owned(fd: i32) -> OwnedFd {
 /// Loads a program; on a verifier error the log's last line is returned.
 fn prog_load(prog_type: u32, attach: u32, insns: &[Insn], name: &str) -> Result<OwnedFd, String> {
     let license = b"GPL\0";
-    let mut log = Mmap::new(None, 64 << 10, 0).map_err(|e| format!("mmap: {e}"))?;
+    let log = Mapping::anonymous_populated(64 << 10).map_err(|e| format!("mmap: {e}"))?;
     let mut a = [0u8; 128];
     put32(&mut a, 0, prog_type);
     put32(&mut a, 4, insns.len() as u32);
@@ -103,9 +103,9 @@ fn prog_load(prog_type: u32, attach: u32, insns: &[Insn], name: &str) -> Result<
             put32(&mut a2, 28, log.len() as u32);
             put64(&mut a2, 32, log.ptr() as u64);
             let r = sys_bpf(BPF_PROG_LOAD, &mut a2);
-            let logp = &mut log;
-            // SAFETY: the log mapping is `len` readable bytes.
-            let text = unsafe { std::slice::from_raw_parts(logp.ptr(), logp.len()) };
+            // SAFETY: the log mapping is `len` readable bytes, which the
+            // kernel has finished writing.
+            let text = unsafe { std::slice::from_raw_parts(log.ptr(), log.len()) };
             let end = text.iter().position(|&c| c == 0).unwrap_or(text.len());
             let msg = String::from_utf8_lossy(&text[..end]);
             let last = msg

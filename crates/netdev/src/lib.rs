@@ -37,7 +37,6 @@ pub mod afpacket;
 pub mod afxdp;
 pub mod bpf;
 mod rx;
-mod sys;
 mod tun;
 mod tx;
 

@@ -73,7 +73,8 @@ pub enum Op {
     /// Stop the router and exit the instance.
     Stop = 5,
     /// Fault injection, only with `FLAG_FAULT_INJECTION`: payload names the
-    /// fault (`panic`, `spin`, `oom`, `scribble-mailbox`, `scribble-rings`).
+    /// fault (`panic`, `spin`, `oom`, `scribble-mailbox`, `scribble-rings`,
+    /// `bad-slot-lengths`).
     Fault = 6,
 }
 

@@ -3,13 +3,15 @@
 //! cache lines, notification-suppression flags, and 8-byte slots that name
 //! a buffer in the vNIC's pool.
 //!
-//! Each side keeps its own index privately and only *publishes* it; the
-//! peer's index is read from shared memory and checked (`head - tail` can
-//! never exceed the slot count, a slot's buffer index must be in the pool, a
-//! length must fit the buffer). A violation is reported as
-//! [`RingError::Corrupt`] and the frame is never touched, so a peer that
-//! scribbles over the ring cannot make this side read or write out of
-//! bounds.
+//! Each side keeps its own index privately, starting from 0 on a freshly
+//! initialised ring ([`init_region`]), and only *publishes* it: it never
+//! reads its own index back from shared memory. The peer's index is read
+//! from shared memory and checked (`head - tail` can never exceed the slot
+//! count, a slot's buffer index must be in the pool, a length must fit the
+//! buffer). A violation is reported as [`RingError::Corrupt`] and the frame
+//! is never touched, so a peer that scribbles over the ring cannot make
+//! this side read or write out of bounds, nor keep it busy: every call does
+//! a bounded amount of work.
 //!
 //! Notification discipline (virtio's `NO_NOTIFY` without the lost wake-up):
 //! the producer publishes `head`, fences, and kicks only if the consumer
@@ -180,17 +182,19 @@ pub struct Producer {
 }
 
 impl Producer {
+    /// The producer of a ring set up by [`init_region`], starting from
+    /// head 0 (whatever the shared header says by now: the peer may
+    /// already have written it).
+    ///
     /// # Safety
     /// `base` must map the whole vNIC region described by `info` for the
     /// life of the producer, and nobody else may produce on this ring.
     pub unsafe fn new(base: *mut u8, info: &VnicInfo, dir: Dir) -> Producer {
-        // SAFETY: forwarded.
-        let v = unsafe { View::new(base, info, dir) };
-        let head = v.hdr().head.load(Ordering::Relaxed);
         Producer {
-            v,
-            head,
-            published: head,
+            // SAFETY: forwarded.
+            v: unsafe { View::new(base, info, dir) },
+            head: 0,
+            published: 0,
             full_drops: 0,
         }
     }
@@ -256,21 +260,23 @@ pub struct Consumer {
     /// Our tail (trusted; published to `hdr.tail`).
     tail: u32,
     published: u32,
-    /// Frames dropped because their slot was malformed (bad length).
+    /// Malformed slots seen (a length beyond the buffer: the ring is then
+    /// corrupt).
     pub bad_frames: u64,
 }
 
 impl Consumer {
+    /// The consumer of a ring set up by [`init_region`], starting from
+    /// tail 0 (whatever the shared header says by now).
+    ///
     /// # Safety
     /// As for [`Producer::new`], for the consuming side.
     pub unsafe fn new(base: *mut u8, info: &VnicInfo, dir: Dir) -> Consumer {
-        // SAFETY: forwarded.
-        let v = unsafe { View::new(base, info, dir) };
-        let tail = v.hdr().tail.load(Ordering::Relaxed);
         Consumer {
-            v,
-            tail,
-            published: tail,
+            // SAFETY: forwarded.
+            v: unsafe { View::new(base, info, dir) },
+            tail: 0,
+            published: 0,
             bad_frames: 0,
         }
     }
@@ -286,8 +292,9 @@ impl Consumer {
     }
 
     /// Hands the next frame to `f` (a bounds-checked view of the buffer).
-    /// `Ok(false)`: the ring is empty. A slot with an impossible length is
-    /// skipped and counted in `bad_frames`.
+    /// `Ok(false)`: the ring is empty. A slot with an impossible buffer
+    /// index or length is corruption (counted in `bad_frames` too): `f` is
+    /// not called.
     pub fn pop(&mut self, f: impl FnOnce(&[u8])) -> Result<bool, RingError> {
         if self.available()? == 0 {
             return Ok(false);
@@ -300,7 +307,7 @@ impl Consumer {
         let buf = self.v.buf(idx)?;
         if len > self.v.buf_size as usize {
             self.bad_frames += 1;
-            return Ok(true);
+            return Err(RingError::Corrupt("slot length exceeds the buffer size"));
         }
         // SAFETY: the buffer index and length were checked against the pool.
         // The peer may still scribble over the bytes while we read them; that
@@ -457,9 +464,99 @@ mod tests {
             unsafe { &*(base2.add(info2.rx_off as usize + HEADER_BYTES as usize) as *const Slot) };
         slot2.len_flags.store(60000, Ordering::Relaxed);
         let mut called = false;
-        assert_eq!(c2.pop(|_| called = true), Ok(true));
+        assert!(matches!(
+            c2.pop(|_| called = true),
+            Err(RingError::Corrupt(_))
+        ));
         assert!(!called, "an oversized frame is never handed out");
         assert_eq!(c2.bad_frames, 1);
+    }
+
+    /// The guest writes the host's own indices (RX head, TX tail) before
+    /// the host attaches: the host's endpoints start from their own 0 and
+    /// never take the peer's word for their own index.
+    #[test]
+    fn endpoints_start_from_their_own_zero() {
+        let (mut mem, info) = region(64);
+        let base = mem.as_mut_ptr() as *mut u8;
+        // SAFETY: `mem` is info.size bytes and outlives the endpoints; the
+        // headers sit at rx_off and tx_off.
+        let (rx_hdr, tx_hdr) = unsafe {
+            init_region(base, &info);
+            (
+                &*(base.add(info.rx_off as usize) as *const RingHeader),
+                &*(base.add(info.tx_off as usize) as *const RingHeader),
+            )
+        };
+        rx_hdr.head.store(0x8000_0123, Ordering::Relaxed);
+        tx_hdr.tail.store(0x0BAD_F00D, Ordering::Relaxed);
+        // SAFETY: as above; one producer and one consumer per ring.
+        let (mut host_tx, mut host_rx, mut guest_rx, mut guest_tx) = unsafe {
+            (
+                Producer::new(base, &info, Dir::Rx),
+                Consumer::new(base, &info, Dir::Tx),
+                Consumer::new(base, &info, Dir::Rx),
+                Producer::new(base, &info, Dir::Tx),
+            )
+        };
+        assert_eq!(host_tx.free(), Ok(64));
+        assert_eq!(host_rx.available(), Ok(0));
+        assert_eq!(host_tx.push(b"down"), Ok(true));
+        host_tx.flush();
+        let mut got = std::vec::Vec::new();
+        assert_eq!(guest_rx.pop(|d| got.extend_from_slice(d)), Ok(true));
+        assert_eq!(got, b"down");
+        // The scribbler only hurt itself: its producer sees the host's
+        // (unpublished) tail as garbage.
+        assert!(matches!(guest_tx.push(b"up"), Err(RingError::Corrupt(_))));
+        // A frame the guest publishes by hand reaches the host's consumer,
+        // which counts from its own tail 0.
+        // SAFETY: TX slot 0 follows the TX header; its buffer is `slots`.
+        unsafe {
+            let slot = &*(base.add(info.tx_off as usize + HEADER_BYTES as usize) as *const Slot);
+            let buf = base.add(info.bufs_off as usize + (info.slots * info.buf_size) as usize);
+            core::ptr::copy_nonoverlapping(b"up".as_ptr(), buf, 2);
+            slot.buf_idx.store(info.slots, Ordering::Relaxed);
+            slot.len_flags.store(2, Ordering::Relaxed);
+        }
+        tx_hdr.head.store(1, Ordering::Release);
+        got.clear();
+        assert_eq!(host_rx.pop(|d| got.extend_from_slice(d)), Ok(true));
+        assert_eq!(got, b"up");
+        assert_eq!(host_rx.available(), Ok(0));
+    }
+
+    /// A slot whose length exceeds the buffer is corruption, like a bad
+    /// buffer index: reported, never handed out, never skipped silently.
+    #[test]
+    fn a_bad_slot_length_is_corruption() {
+        let (mut mem, info) = region(64);
+        let base = mem.as_mut_ptr() as *mut u8;
+        // SAFETY: as above.
+        let (mut p, mut c) = unsafe {
+            init_region(base, &info);
+            (
+                Producer::new(base, &info, Dir::Tx),
+                Consumer::new(base, &info, Dir::Tx),
+            )
+        };
+        for _ in 0..3 {
+            p.push(b"frame").unwrap();
+        }
+        p.flush();
+        // SAFETY: slot 1 of the TX ring follows its header.
+        let slot = unsafe {
+            &*(base.add(info.tx_off as usize + HEADER_BYTES as usize + 8) as *const Slot)
+        };
+        slot.len_flags.store(info.buf_size + 1, Ordering::Relaxed);
+        assert_eq!(c.pop(|d| assert_eq!(d, b"frame")), Ok(true));
+        let mut called = false;
+        assert!(matches!(
+            c.pop(|_| called = true),
+            Err(RingError::Corrupt(_))
+        ));
+        assert!(!called, "an oversized frame is never handed out");
+        assert_eq!(c.bad_frames, 1);
     }
 
     #[test]

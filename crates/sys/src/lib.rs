@@ -5,10 +5,11 @@
 //! * [`ppoll`], [`wait_readable`]: waiting on descriptors with a timeout;
 //! * [`eventfd`], [`signal`], [`drain`]: doorbells (`vmm-sys-util`'s
 //!   [`EventFd`], always non-blocking and close-on-exec);
-//! * [`seccomp`]: seccomp filters written as tables (one entry per allowed
-//!   system call, with the argument conditions and why), compiled with
-//!   `seccompiler`, and a probe that runs a system call under a filter in
-//!   a child process.
+//! * [`setsockopt`], [`getsockopt`]: socket options as typed values;
+//! * `seccomp` (feature `seccomp`, on by default): seccomp filters written
+//!   as tables (one entry per allowed system call, with the argument
+//!   conditions and why), compiled with `seccompiler`, and a probe that
+//!   runs a system call under a filter in a child process.
 //!
 //! ```
 //! use clickos_sys::{eventfd, signal, drain, wait_readable};
@@ -24,12 +25,15 @@ mod event;
 mod mapping;
 mod poll;
 mod process;
+#[cfg(feature = "seccomp")]
 pub mod seccomp;
+mod socket;
 
 pub use event::{drain, eventfd, signal, EventFd};
 pub use mapping::{memfd, memfd_bytes, Mapping};
 pub use poll::{ppoll, wait_readable};
 pub use process::{clear_cloexec, raise_nofile, realtime_ns, signal_name};
+pub use socket::{getsockopt, setsockopt};
 
 use std::io;
 

@@ -45,7 +45,7 @@ unsafe impl Send for Mapping {}
 // SAFETY: as above.
 unsafe impl Sync for Mapping {}
 
-/// `mmap(addr, len, PROT_READ | PROT_WRITE, flags, fd, 0)`.
+/// `mmap(addr, len, PROT_READ | PROT_WRITE, flags, fd, offset)`.
 ///
 /// # Safety
 /// With `MAP_FIXED`, `addr..addr + len` must lie in a mapping the caller
@@ -55,6 +55,7 @@ unsafe fn mmap_rw(
     len: usize,
     flags: libc::c_int,
     fd: libc::c_int,
+    offset: libc::off_t,
 ) -> io::Result<*mut u8> {
     // SAFETY: the caller's contract for MAP_FIXED; otherwise the kernel
     // picks a fresh range.
@@ -65,7 +66,7 @@ unsafe fn mmap_rw(
             libc::PROT_READ | libc::PROT_WRITE,
             flags,
             fd,
-            0,
+            offset,
         )
     };
     if p == libc::MAP_FAILED {
@@ -78,7 +79,50 @@ impl Mapping {
     /// Maps the first `len` bytes of `fd`, shared and read-write.
     pub fn shared(fd: BorrowedFd<'_>, len: usize) -> io::Result<Mapping> {
         // SAFETY: no MAP_FIXED: a fresh range.
-        let ptr = unsafe { mmap_rw(std::ptr::null_mut(), len, libc::MAP_SHARED, fd.as_raw_fd())? };
+        let ptr = unsafe {
+            mmap_rw(
+                std::ptr::null_mut(),
+                len,
+                libc::MAP_SHARED,
+                fd.as_raw_fd(),
+                0,
+            )?
+        };
+        Ok(Mapping { ptr, len })
+    }
+
+    /// Maps `len` bytes of `fd` from `offset`, shared, read-write and
+    /// prefaulted (`MAP_POPULATE`): the rings a socket shares with the
+    /// kernel (AF_PACKET, AF_XDP), where `offset` selects the ring.
+    pub fn shared_populated(fd: BorrowedFd<'_>, len: usize, offset: u64) -> io::Result<Mapping> {
+        let offset = libc::off_t::try_from(offset).map_err(|_| io::ErrorKind::InvalidInput)?;
+        // SAFETY: no MAP_FIXED: a fresh range.
+        let ptr = unsafe {
+            mmap_rw(
+                std::ptr::null_mut(),
+                len,
+                libc::MAP_SHARED | libc::MAP_POPULATE,
+                fd.as_raw_fd(),
+                offset,
+            )?
+        };
+        Ok(Mapping { ptr, len })
+    }
+
+    /// Page-aligned, zeroed private memory, prefaulted (`MAP_POPULATE`):
+    /// packet buffers that must not fault in the data path (an AF_XDP
+    /// UMEM).
+    pub fn anonymous_populated(len: usize) -> io::Result<Mapping> {
+        // SAFETY: no MAP_FIXED: a fresh range.
+        let ptr = unsafe {
+            mmap_rw(
+                std::ptr::null_mut(),
+                len,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_POPULATE,
+                -1,
+                0,
+            )?
+        };
         Ok(Mapping { ptr, len })
     }
 
@@ -91,6 +135,7 @@ impl Mapping {
                 len,
                 libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
                 -1,
+                0,
             )?
         };
         Ok(Mapping { ptr, len })
@@ -119,6 +164,7 @@ impl Mapping {
                 len,
                 libc::MAP_PRIVATE | libc::MAP_FIXED,
                 fd.as_raw_fd(),
+                0,
             )?
         };
         Ok(())

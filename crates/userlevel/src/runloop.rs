@@ -3,7 +3,7 @@
 //! run adds to it, and SIGINT/SIGTERM handling.
 
 use crate::clock::{real_wait, SystemClock};
-use crate::selector::{wait_fds, Selector};
+use crate::selector::Selector;
 use click::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -160,7 +160,8 @@ pub fn drive_with(
                             match sel {
                                 Some(s) => block(s, Some(d)),
                                 None => {
-                                    wait_fds(&mut [], Some(d));
+                                    // A sleep a signal cuts short.
+                                    let _ = clickos_sys::ppoll(&mut [], Some(d));
                                 }
                             }
                         } else if let Some(s) = sel.filter(|s| s.has_fds()) {

@@ -128,7 +128,7 @@ impl Selector {
             });
             owners.push(elem);
         }
-        if wait_fds(pfds, timeout) > 0 {
+        if matches!(clickos_sys::ppoll(pfds, timeout), Ok(n) if n > 0) {
             for (p, &e) in pfds.iter().zip(owners.iter()) {
                 if p.revents != 0 {
                     ready(e);
@@ -137,29 +137,6 @@ impl Selector {
         }
     }
 }
-
-/// ppoll(2) with a nanosecond timeout; returns its result (-1 on EINTR).
-pub fn wait_fds(pfds: &mut [libc::pollfd], timeout: Option<Duration>) -> i32 {
-    let ts = timeout.map(|d| libc::timespec {
-        tv_sec: d.as_secs().min(i64::MAX as u64) as libc::time_t,
-        tv_nsec: d.subsec_nanos() as libc::c_long,
-    });
-    let tsp = ts
-        .as_ref()
-        .map_or(std::ptr::null(), |t| t as *const libc::timespec);
-    // SAFETY: `pfds` is a valid, exclusively borrowed array of `len`
-    // pollfds; `tsp` is null or points to a timespec that outlives the
-    // call; a null signal mask leaves the mask unchanged.
-    unsafe {
-        libc::ppoll(
-            pfds.as_mut_ptr(),
-            pfds.len() as libc::nfds_t,
-            tsp,
-            std::ptr::null(),
-        )
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -168,11 +168,11 @@ pub unsafe fn write_page_tables(
     Ok(())
 }
 
-/// The TSS (in the GDT page): under PVM the guest's RFLAGS.IOPL does not
-/// survive the first exit (PVM reloads RFLAGS from the hardware, where IOPL
-/// is always 0), so hypercall ports are opened through the TSS I/O
-/// permission bitmap instead, which PVM's `out` emulation consults. Only
-/// the hypercall ports are allowed.
+/// The TSS (in the GDT page): the guest runs with IOPL 0 (see [`regs`]),
+/// so the hypercall ports are opened through the TSS I/O permission
+/// bitmap, which the CPU (and PVM's `out` emulation: under PVM, RFLAGS.IOPL
+/// would not survive the first exit anyway) consults for `out` at CPL 3.
+/// Only the hypercall ports are allowed.
 const TSS_OFF: u64 = 0x80;
 const IOMAP_OFF: u64 = 104;
 /// A 4-byte `out` to port P needs ports P..P+3 allowed, so the bitmap
@@ -281,12 +281,51 @@ pub fn sregs(mut s: kvm_sregs) -> kvm_sregs {
     s
 }
 
+/// RIP at the entry point, RSP at the stack top, RDI = the boot
+/// information; RFLAGS = 0x2 (IOPL 0, interrupts off). IOPL 3 would let
+/// the guest reach *every* port wherever RFLAGS survives (bare-metal
+/// VT-x/SVM); the hypercall ports are opened by the TSS I/O permission
+/// bitmap ([`write_gdt`]) instead, which both PVM and hardware consult.
 pub fn regs(entry: u64, stack_top: u64) -> kvm_regs {
     kvm_regs {
         rip: entry,
         rsp: stack_top,
         rdi: BOOTINFO_OFF,
-        rflags: 0x3002,
+        rflags: 0x2,
         ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// IOPL 3 would let the guest reach every port where RFLAGS survives
+    /// (bare-metal VT-x/SVM); the hypercall ports are opened by the TSS
+    /// I/O permission bitmap instead, so the guest starts with IOPL 0 and
+    /// interrupts off: only the reserved bit 1 set.
+    #[test]
+    fn the_guest_starts_with_iopl_0() {
+        let r = regs(IMAGE_GPA, 8 << 20);
+        assert_eq!(r.rflags, 0x2, "RFLAGS {:#x}", r.rflags);
+        assert_eq!(r.rflags & 0x3000, 0, "IOPL");
+        assert_eq!((r.rip, r.rsp, r.rdi), (IMAGE_GPA, 8 << 20, BOOTINFO_OFF));
+    }
+
+    /// The TSS bitmap opens exactly the hypercall ports (a 4-byte `out`
+    /// to port P needs P..P+3), and nothing below or above them.
+    #[test]
+    fn the_io_bitmap_opens_only_the_hypercall_ports() {
+        let mut page = vec![0u8; 2 * PAGE_SIZE as usize + GDT_GPA as usize];
+        // SAFETY: `page` covers the GDT page.
+        unsafe { write_gdt(page.as_mut_ptr()) };
+        let tss = (GDT_GPA + TSS_OFF) as usize;
+        let base = u16::from_le_bytes([page[tss + 102], page[tss + 103]]) as usize;
+        let open = |p: usize| page[tss + base + p / 8] & (1 << (p % 8)) == 0;
+        for p in 0..=(TSS_LIMIT as usize - base - 1) * 8 + 7 {
+            let want = (port::FIRST as usize..=IO_LAST as usize).contains(&p);
+            assert_eq!(open(p), want, "port {p:#x}");
+        }
+        assert_eq!(page[tss + TSS_LIMIT as usize], 0xFF, "terminating byte");
     }
 }

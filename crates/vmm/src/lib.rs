@@ -24,6 +24,7 @@ use clickos_ring::layout::{self as L, BootInfo, VnicInfo};
 use clickos_sys::{EventFd, Mapping};
 use kvm_bindings::{kvm_userspace_memory_region, Msrs};
 use kvm_ioctls::{IoEventAddress, Kvm, VmFd};
+use std::mem::ManuallyDrop;
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::thread::JoinHandleExt;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -37,8 +38,13 @@ pub use image::GUEST_ELF;
 pub const DEFAULT_MEMORY: u64 = 8 << 20;
 /// The vCPU thread's stack.
 const VCPU_STACK: usize = 256 << 10;
+/// How long [`Vm::kill`] waits for the vCPU thread to leave the guest; a
+/// thread that does not (stuck in the console sink) is abandoned.
+pub const KILL_DEADLINE: Duration = Duration::from_secs(2);
 
 /// Receives console lines: (instance id, text without trailing newline).
+/// Called on the vCPU thread, which runs no guest code meanwhile: a sink
+/// must not block (`clickos-instance` passes one that only queues).
 pub type Console = Arc<dyn Fn(u32, &str) + Send + Sync>;
 
 /// One vNIC's geometry.
@@ -105,6 +111,8 @@ pub(crate) struct Shared {
     kicks: Vec<EventFd>,
     exit: Mutex<Option<Exit>>,
     killed: AtomicBool,
+    /// `kill` gave up waiting for the vCPU thread (see [`KILL_DEADLINE`]).
+    abandoned: AtomicBool,
     run: Mutex<RunState>,
     run_cv: Condvar,
     first_exit: Mutex<Option<Duration>>,
@@ -139,7 +147,9 @@ impl Shared {
 /// A running (or ended) micro-VM.
 pub struct Vm {
     shared: Arc<Shared>,
-    ram: Mapping,
+    /// Unmapped on drop unless the vCPU thread was abandoned (it may still
+    /// read the console page or the mailbox).
+    ram: ManuallyDrop<Mapping>,
     ram_fd: OwnedFd,
     vnics: Vec<(Mapping, OwnedFd, VnicInfo)>,
     writable_image: u64,
@@ -338,6 +348,7 @@ impl Vm {
             kicks,
             exit: Mutex::new(None),
             killed: AtomicBool::new(false),
+            abandoned: AtomicBool::new(false),
             run: Mutex::new(RunState {
                 running: true,
                 immediate_exit,
@@ -367,7 +378,7 @@ impl Vm {
         lap("thread", &mut phases);
         Ok(Vm {
             shared,
-            ram,
+            ram: ManuallyDrop::new(ram),
             ram_fd,
             vnics,
             writable_image: image.writable,
@@ -410,8 +421,15 @@ impl Vm {
     }
 
     /// Stops the guest now (idempotent). Returns once the vCPU thread has
-    /// left KVM_RUN for good; the VM's teardown finishes on that thread.
+    /// left KVM_RUN for good (the VM's teardown finishes on that thread),
+    /// or after [`KILL_DEADLINE`]: a thread that is not back by then (stuck
+    /// in the console sink) is abandoned, the VM is reported as killed
+    /// with "the vCPU thread did not stop within … and was abandoned", and
+    /// its memory stays mapped for the thread.
     pub fn kill(&self, why: &str) {
+        if self.shared.abandoned.load(Ordering::Acquire) {
+            return;
+        }
         {
             let mut x = self.shared.exit.lock().unwrap();
             if x.is_none() {
@@ -429,7 +447,13 @@ impl Vm {
             unsafe { std::ptr::write_volatile(rs.immediate_exit, 1) };
             return;
         }
+        let t0 = Instant::now();
         while rs.running {
+            if t0.elapsed() >= KILL_DEADLINE {
+                drop(rs);
+                self.abandon(why);
+                return;
+            }
             // SAFETY: while `running`, the vCPU thread owns the kvm_run
             // mapping and clears `running` (under this lock) before
             // unmapping it; signalling a live thread of ours is sound.
@@ -445,6 +469,23 @@ impl Vm {
                 .0;
         }
         drop(rs);
+        self.shared.finish(Exit::Killed(why.to_string()));
+    }
+
+    /// Gives up on a vCPU thread that did not stop: reports it and wakes
+    /// the host's waiters. The thread keeps `Shared` and, through `Drop`,
+    /// the guest memory.
+    fn abandon(&self, why: &str) {
+        self.shared.abandoned.store(true, Ordering::Release);
+        {
+            let mut x = self.shared.exit.lock().unwrap();
+            if let Some(Exit::Killed(m)) = &mut *x {
+                *m = format!(
+                    "{m}; the vCPU thread did not stop within {} s and was abandoned",
+                    KILL_DEADLINE.as_secs()
+                );
+            }
+        }
         self.shared.finish(Exit::Killed(why.to_string()));
     }
 
@@ -484,8 +525,19 @@ impl Drop for Vm {
     fn drop(&mut self) {
         self.kill("destroyed");
         // The thread finishes tearing down the VM on its own; it no longer
-        // touches guest memory, so the mappings can go now.
+        // touches guest memory, so the mappings can go now, unless it was
+        // abandoned (it may be anywhere): then they stay for the process.
         drop(self.thread.lock().unwrap().take());
+        if self.shared.abandoned.load(Ordering::Acquire) {
+            for (map, _, _) in self.vnics.drain(..) {
+                map.leak();
+            }
+            return;
+        }
+        // SAFETY: `ram` is not used after this (we are being dropped), and
+        // the vCPU thread has left the guest for good (kill returned
+        // without abandoning it).
+        unsafe { ManuallyDrop::drop(&mut self.ram) };
     }
 }
 

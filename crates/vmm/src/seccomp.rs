@@ -47,8 +47,9 @@ pub static VCPU_FILTER: &[Allow] = &[
     allow_call!(SYS_read, "draining the wake eventfd (IDLE)"),
     allow_call!(
         SYS_write,
-        "the console sink (standard error) and, when the VM ends, the \
-         notify and kick eventfds that wake the host's waiters"
+        "the console sink (a direct user's; the instance layer's only \
+         queues) and, when the VM ends, the notify and kick eventfds that \
+         wake the host's waiters"
     ),
     allow_call!(
         SYS_ppoll,
@@ -82,6 +83,11 @@ pub static VCPU_FILTER: &[Allow] = &[
         [arg_masked_eq(2, PROT_EXEC, 0)],
     ),
     allow_call!(SYS_brk, "the allocator"),
+    allow_call!(
+        SYS_clock_gettime,
+        "IDLE's deadline and the console's rate limit read the clock, when \
+         the vDSO falls back to the system call"
+    ),
     allow_call!(
         SYS_fcntl,
         "F_GETFD only: std's debug-build check that a descriptor is open \

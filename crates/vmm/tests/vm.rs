@@ -288,3 +288,68 @@ fn many_vms_at_once() {
         );
     }
 }
+
+/// A console sink that blocks (standard error a pipe nobody reads) holds
+/// the vCPU thread inside the sink: `kill` still returns, after its
+/// deadline, and reports that the thread was abandoned; the VM's memory
+/// stays mapped for the thread, which finishes once the sink returns.
+#[test]
+fn kill_has_a_deadline_when_the_vcpu_thread_is_stuck() {
+    if !kvm() {
+        return;
+    }
+    let stuck = Arc::new((Mutex::new(true), std::sync::Condvar::new()));
+    let entered = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (s, e) = (stuck.clone(), entered.clone());
+    let cfg = VmConfig {
+        id: 13,
+        memory: clickos_vmm::DEFAULT_MEMORY,
+        vnics: vec![],
+        fault_injection: false,
+        console: Arc::new(move |_, _| {
+            e.store(true, Ordering::SeqCst);
+            let (m, c) = &*s;
+            let mut blocked = m.lock().unwrap();
+            while *blocked {
+                blocked = c.wait(blocked).unwrap();
+            }
+        }),
+    };
+    let vm = Arc::new(Vm::create(&cfg, &mut |_| {}).unwrap());
+    assert!(wait_state(&vm, state::EMPTY, Duration::from_secs(10)));
+    // The reply to the install may never come: the first scheduler pass
+    // (the Print) runs before it, and that is where the vCPU thread stops.
+    let _ = call(
+        &vm,
+        Op::Install,
+        "",
+        "InfiniteSource(LIMIT 1, STOP true) -> Print(stuck) -> Discard;",
+        Duration::from_millis(500),
+    );
+    let t0 = Instant::now();
+    while !entered.load(Ordering::SeqCst) && t0.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(entered.load(Ordering::SeqCst), "the guest never printed");
+    // kill on another thread, watched: before the deadline existed it
+    // never returned.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let v = vm.clone();
+    std::thread::spawn(move || {
+        v.kill("test");
+        let _ = tx.send(());
+    });
+    rx.recv_timeout(Duration::from_secs(60))
+        .expect("kill did not return while the vCPU thread was stuck in the console sink");
+    match vm.exit() {
+        Some(Exit::Killed(m)) => assert!(m.contains("test") && m.contains("abandoned"), "{m}"),
+        e => panic!("{e:?}"),
+    }
+    // A second kill returns at once; dropping the VM leaves its memory to
+    // the thread, which ends when the sink returns.
+    vm.kill("again");
+    drop(vm);
+    let (m, c) = &*stuck;
+    *m.lock().unwrap() = false;
+    c.notify_all();
+}

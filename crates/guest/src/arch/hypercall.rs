@@ -1,6 +1,7 @@
 //! Hypercalls: `out dx, eax` to the ports of `clickos_ring::layout::port`.
-//! The port-I/O exit is the only way out of the guest; RFLAGS.IOPL = 3 lets
-//! ring 3 execute `out`.
+//! The port-I/O exit is the only way out of the guest. The guest runs in
+//! ring 3 with IOPL 0: the TSS I/O permission bitmap the VMM writes lets it
+//! execute `out` to the hypercall ports and to no other port.
 
 use clickos_ring::layout::port;
 
@@ -9,7 +10,8 @@ use clickos_ring::layout::port;
 /// must not sink stores past it.
 #[inline(always)]
 pub fn out(port: u16, value: u32) {
-    // SAFETY: `out` to a hypercall port only exits to the VMM (IOPL = 3);
+    // SAFETY: `out` to a hypercall port only exits to the VMM (the TSS
+    // I/O bitmap allows exactly these ports);
     // it does not touch guest memory or the stack.
     unsafe {
         core::arch::asm!("out dx, eax", in("dx") port, in("eax") value,

@@ -11,11 +11,13 @@
 //! A panic writes `panicked: <message>` to the console page and stderr and
 //! exits with code 101 (except in a handler call, where the router's call
 //! guard makes it a handler error and the instance runs on); running out
-//! of memory aborts with Rust's "memory allocation of N bytes failed"
-//! (SIGABRT). The parent turns both into `Ended`.
+//! of memory prints Rust's "memory allocation of N bytes failed" and
+//! aborts, which the `SIGABRT` handler turns into exit code 134 (as PID 1
+//! of its own PID namespace the process ignores a `SIGABRT` it sends
+//! itself). The parent turns all of these into `Ended`.
 
 use super::confine::{confine, Confinement};
-use super::{EXIT_PANIC, EXIT_SETUP};
+use super::{EXIT_ABORT, EXIT_PANIC, EXIT_SETUP};
 use crate::platform::{ConsoleOut, Doorbells, EventPlatform};
 use clickos_ring::layout::{self, BootInfo};
 use clickos_sys::{EventFd, Mapping};
@@ -75,6 +77,21 @@ fn install_panic_hook() {
     }));
 }
 
+/// `abort()` exits with [`EXIT_ABORT`] (see the module documentation).
+fn install_abort_handler() {
+    extern "C" fn on_abort(_: libc::c_int) {
+        // SAFETY: async-signal-safe exit (allowed by the filter).
+        unsafe { libc::_exit(EXIT_ABORT) };
+    }
+    // SAFETY: installs a handler that only calls `_exit`.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_abort as *const () as usize;
+        libc::sigemptyset(&mut sa.sa_mask);
+        libc::sigaction(libc::SIGABRT, &sa, std::ptr::null_mut());
+    }
+}
+
 fn fail(msg: &str) -> i32 {
     write_stderr(format!("clickos instance: {msg}\n").as_bytes());
     EXIT_SETUP
@@ -115,6 +132,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
 /// Runs one process-level instance; returns the exit code.
 pub fn child_main(args: &[String]) -> i32 {
     install_panic_hook();
+    install_abort_handler();
     let a = match parse(args) {
         Ok(a) => a,
         Err(m) => return fail(&m),

@@ -1,17 +1,20 @@
 //! How a process-level instance confines itself, *before* the engine sees
-//! any input (the child calls [`confine`] once its regions are mapped):
+//! any input (the child calls [`confine`] once its regions are mapped; it
+//! was started in its own namespaces, see [`spawn`](super::spawn)):
 //!
 //! 1. every descriptor but standard I/O and its eventfds is closed;
-//! 2. new network, mount, IPC and UTS namespaces (reported once on stderr
-//!    and skipped if not permitted);
-//! 3. `RLIMIT_AS` = what is mapped now + the instance's memory + a margin;
-//! 4. `PR_SET_NO_NEW_PRIVS`;
-//! 5. the seccomp filter [`PROCESS_FILTER`](super::seccomp::PROCESS_FILTER):
+//! 2. `RLIMIT_AS` = what is mapped now + the instance's memory + a margin;
+//! 3. `RLIMIT_CORE` = 0: a crash dumps no core (no copy of the instance's
+//!    memory on disk);
+//! 4. `PR_SET_DUMPABLE` 0: no core either way, and its `/proc` files
+//!    belong to root, not to the user it runs as;
+//! 5. `PR_SET_NO_NEW_PRIVS`;
+//! 6. the seccomp filter [`PROCESS_FILTER`](super::seccomp::PROCESS_FILTER):
 //!    reads on the wake eventfd, writes on stderr and the notification
-//!    eventfds, `ppoll`, `futex`, memory management, and what `exit` and
-//!    `abort` need; anything else kills the process (SIGSYS).
+//!    eventfds, `ppoll`, `futex`, memory management without `PROT_EXEC`,
+//!    and what `exit` and `abort` need (`tgkill` at itself only); anything
+//!    else kills the process (SIGSYS).
 
-use super::child::write_stderr;
 use std::os::fd::RawFd;
 
 /// Extra address space on top of the instance's memory: the stack, the
@@ -33,21 +36,6 @@ pub(super) fn confine(c: &Confinement<'_>) -> Result<(), String> {
     let mut keep = vec![0, 1, 2, c.wake];
     keep.extend_from_slice(c.notify);
     close_other_fds(&keep);
-    // SAFETY: plain syscall; failure is reported and tolerated.
-    let r = unsafe {
-        libc::unshare(
-            libc::CLONE_NEWNET | libc::CLONE_NEWNS | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS,
-        )
-    };
-    if r != 0 {
-        write_stderr(
-            format!(
-                "clickos instance: note: no namespaces ({}); continuing without them\n",
-                std::io::Error::last_os_error()
-            )
-            .as_bytes(),
-        );
-    }
     if c.memory > 0 {
         let now = vm_size().ok_or("cannot read /proc/self/status")?;
         let lim = now + c.memory + AS_MARGIN;
@@ -60,11 +48,28 @@ pub(super) fn confine(c: &Confinement<'_>) -> Result<(), String> {
             return Err(format!("setrlimit: {}", std::io::Error::last_os_error()));
         }
     }
-    // SAFETY: plain prctl.
+    let no_core = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: passes a local rlimit.
+    if unsafe { libc::setrlimit(libc::RLIMIT_CORE, &no_core) } != 0 {
+        return Err(format!(
+            "setrlimit (core): {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    // SAFETY: plain prctls.
+    if unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) } != 0 {
+        return Err(format!("not dumpable: {}", std::io::Error::last_os_error()));
+    }
+    // SAFETY: as above.
     if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
         return Err(format!("no_new_privs: {}", std::io::Error::last_os_error()));
     }
-    let prog = super::seccomp::compile(c.wake, c.notify)?;
+    // SAFETY: getpid has no preconditions.
+    let me = unsafe { libc::getpid() };
+    let prog = super::seccomp::compile(c.wake, c.notify, me)?;
     clickos_sys::seccomp::apply(&prog)
 }
 

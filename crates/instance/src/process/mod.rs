@@ -3,10 +3,11 @@
 //! The parent creates a memfd for the control region and one per vNIC,
 //! eventfds for wake-ups (host → instance), replies (`done`) and vNIC kicks,
 //! and re-executes the `clickos` binary as `clickos __instance ID CONTROL
-//! WAKE DONE [VNIC:KICK]...` with exactly those descriptors inherited; the
+//! WAKE DONE [VNIC:KICK]...` in new user, PID, network, mount, IPC and UTS
+//! namespaces ([`spawn`]) with exactly those descriptors inherited; the
 //! binary hands those arguments to [`child_main`] ([`child`]), which maps
-//! them, confines itself (namespaces, `RLIMIT_AS`, no-new-privs, a seccomp
-//! allow-list) and runs the runtime.
+//! them, confines itself (`RLIMIT_AS`, no core dumps, not dumpable,
+//! no-new-privs, a seccomp allow-list) and runs the runtime.
 //!
 //! One reaper thread per child forwards its standard error to the console
 //! sink line by line and, at end of file, reaps it and turns the exit status
@@ -19,6 +20,7 @@
 mod child;
 mod confine;
 pub mod seccomp;
+pub mod spawn;
 
 pub use child::child_main;
 
@@ -30,16 +32,26 @@ use clickos_sys::{drain, signal, wait_readable, Mapping};
 use std::ffi::CString;
 use std::io::{BufRead, BufReader};
 use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
-use std::os::unix::process::CommandExt;
-use std::process::{Child, ChildStderr, Command, Stdio};
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
+
+/// The longest line of an instance's standard error forwarded as it is;
+/// the rest of a longer line is dropped (and counted in a marker), so that
+/// one endless line cannot grow the parent.
+pub const MAX_LINE: usize = 16 << 10;
+
+/// How long `kill` waits for the killed process to be reaped.
+const KILL_DEADLINE: Duration = Duration::from_secs(5);
 
 /// Exit code of a child whose engine panicked.
 pub const EXIT_PANIC: i32 = 101;
 /// Exit code of a child that could not set itself up.
 pub const EXIT_SETUP: i32 = 125;
+/// Exit code of a child that called `abort()` (out of memory): it handles
+/// `SIGABRT` by exiting with this code, because as PID 1 of its own PID
+/// namespace it cannot be killed by a signal it sends itself.
+pub const EXIT_ABORT: i32 = 134;
 
 #[derive(Default)]
 struct ReapState {
@@ -151,42 +163,16 @@ pub fn launch(spec: &LaunchSpec, prepare: Prepare) -> Result<Box<dyn Backend>, S
         inherit.push(k.as_raw_fd());
         args.push(format!("{}:{}", m.as_raw_fd(), k.as_raw_fd()));
     }
-    let exe2 = exe.clone();
-    let child: Child = on_spawner(move || {
-        let mut cmd = Command::new(&exe2);
-        cmd.args(&args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .env("RUST_BACKTRACE", "0");
-        // SAFETY: the hook only makes async-signal-safe calls (fcntl, prctl,
-        // getppid) on descriptors owned by this process.
-        unsafe {
-            cmd.pre_exec(move || {
-                for &fd in &inherit {
-                    clickos_sys::clear_cloexec(fd)?;
-                }
-                libc::prctl(
-                    libc::PR_SET_PDEATHSIG,
-                    libc::SIGKILL as libc::c_ulong,
-                    0,
-                    0,
-                    0,
-                );
-                Ok(())
-            });
-        }
-        cmd.spawn()
-    })?
-    .map_err(|e| format!("starting {} __instance: {e}", exe.display()))?;
-    let pid = child.id() as libc::pid_t;
+    let spawned = on_spawner(move || spawn::spawn(&exe, &args, &inherit))??;
+    if let Some(why) = &spawned.fallback {
+        report_fallback(spec, why);
+    }
+    let pid = spawned.pid;
     let reap = Arc::new(Reap {
         state: Mutex::new(ReapState::default()),
         cond: Condvar::new(),
     });
-    let mut child = child;
-    let stderr = child.stderr.take();
-    drop(child); // never killed or waited by std: the reaper does it
+    let stderr = std::fs::File::from(spawned.stderr);
     let reaper = {
         let reap = reap.clone();
         let console = spec.console.clone();
@@ -215,24 +201,35 @@ pub fn launch(spec: &LaunchSpec, prepare: Prepare) -> Result<Box<dyn Backend>, S
     }))
 }
 
-fn reaper(
-    pid: libc::pid_t,
-    id: u32,
-    stderr: Option<ChildStderr>,
-    console: ConsoleSink,
-    reap: &Reap,
-) {
+/// Says once per process (on the console of the instance that met it) that
+/// process instances run with fewer namespaces than they should.
+fn report_fallback(spec: &LaunchSpec, why: &str) {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        (spec.console)(
+            spec.id,
+            &format!("clickos: note: process-level instances run with {why}\n"),
+        )
+    });
+}
+
+fn reaper(pid: libc::pid_t, id: u32, stderr: std::fs::File, console: ConsoleSink, reap: &Reap) {
     let mut last = String::new();
     let mut panic_msg: Option<String> = None;
-    if let Some(e) = stderr {
-        let mut r = BufReader::new(e);
-        let mut buf = Vec::new();
+    {
+        let mut r = BufReader::with_capacity(64 << 10, stderr);
+        let mut buf = Vec::with_capacity(MAX_LINE);
         loop {
             buf.clear();
-            match r.read_until(b'\n', &mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {
-                    let line = String::from_utf8_lossy(&buf);
+            match read_line_capped(&mut r, &mut buf, MAX_LINE) {
+                Ok(None) | Err(_) => break,
+                Ok(Some(dropped)) => {
+                    let mut line = String::from_utf8_lossy(&buf).into_owned();
+                    if dropped > 0 {
+                        let end = line.trim_end_matches('\n').len();
+                        line.truncate(end);
+                        line.push_str(&format!(" [line truncated: {dropped} bytes dropped]\n"));
+                    }
                     console(id, &line);
                     let t = line.trim_end();
                     if let Some(m) = t.strip_prefix("panicked: ") {
@@ -281,6 +278,7 @@ fn reaper(
         match libc::WEXITSTATUS(status) {
             EXIT_PANIC => Ended::Panicked(panic_msg.unwrap_or(last)),
             EXIT_SETUP => Ended::Crashed(format!("instance setup failed: {last}")),
+            EXIT_ABORT => Ended::Crashed(format!("aborted (SIGABRT): {last}")),
             c => Ended::Exited(c as u32),
         }
     } else if libc::WIFSIGNALED(status) {
@@ -300,6 +298,39 @@ fn reaper(
         st.ended = Some(end);
     }
     reap.cond.notify_all();
+}
+
+/// Reads one line (up to and including `\n`) into `line`, keeping at most
+/// `max` bytes of it and consuming the rest. `Ok(None)` at the end of the
+/// stream; otherwise how many bytes of the line were dropped.
+fn read_line_capped(
+    r: &mut impl BufRead,
+    line: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<Option<u64>> {
+    let mut dropped = 0u64;
+    loop {
+        let avail = match r.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if avail.is_empty() {
+            let nothing = line.is_empty() && dropped == 0;
+            return Ok((!nothing).then_some(dropped));
+        }
+        let (n, done) = match avail.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (avail.len(), false),
+        };
+        let take = n.min(max.saturating_sub(line.len()));
+        line.extend_from_slice(&avail[..take]);
+        dropped += (n - take) as u64;
+        r.consume(n);
+        if done {
+            return Ok(Some(dropped));
+        }
+    }
 }
 
 impl ProcessBackend {
@@ -348,10 +379,17 @@ impl Backend for ProcessBackend {
             // the reaper takes before reaping), so it cannot be recycled.
             unsafe { libc::kill(self.pid, libc::SIGKILL) };
         }
-        let deadline = Instant::now() + Duration::from_secs(5);
+        let deadline = Instant::now() + KILL_DEADLINE;
         while st.ended.is_none() {
             let now = Instant::now();
             if now >= deadline {
+                // Torn down anyway: the instance counts as ended; the
+                // reaper finishes (and is detached) whenever it can.
+                st.ended = Some(Ended::Killed(format!(
+                    "{why}; the process was not reaped within {} s of SIGKILL",
+                    KILL_DEADLINE.as_secs()
+                )));
+                self.bells.ring_all();
                 break;
             }
             st = self
@@ -377,8 +415,35 @@ impl Drop for ProcessBackend {
     fn drop(&mut self) {
         self.kill("destroyed");
         let h = self.reaper.lock().unwrap_or_else(|e| e.into_inner()).take();
+        // Joined only once it has reaped the child (bounded by `kill`);
+        // otherwise detached.
         if let Some(h) = h {
-            let _ = h.join();
+            if self.state().reaped {
+                let _ = h.join();
+            }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::read_line_capped;
+
+    #[test]
+    fn lines_are_capped_and_the_rest_is_consumed() {
+        let input = b"short\n0123456789abcdef\nend";
+        // A tiny BufReader capacity: lines span several reads.
+        let mut r = std::io::BufReader::with_capacity(3, &input[..]);
+        let mut line = vec![];
+        let mut next = |max| {
+            line.clear();
+            read_line_capped(&mut r, &mut line, max)
+                .unwrap()
+                .map(|d| (String::from_utf8(line.clone()).unwrap(), d))
+        };
+        assert_eq!(next(8), Some(("short\n".into(), 0)));
+        assert_eq!(next(8), Some(("01234567".into(), 9)));
+        assert_eq!(next(8), Some(("end".into(), 0)));
+        assert_eq!(next(8), None);
     }
 }

@@ -21,14 +21,15 @@ mod xthread;
 use crate::clock::SystemClock;
 use crate::console::StdConsole;
 use crate::runloop::{self, LoopHooks};
-use crate::selector::{self, Host, Selector};
+use crate::selector::{Host, Selector};
 use click::packet::SendPacket;
 use click::prelude::*;
 use click::router::{Core, HandlerError, Peers};
+use clickos_sys::EventFd;
 use plan::Plan;
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, VecDeque};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::AsRawFd;
 use std::rc::Rc;
 use std::sync::atomic::{
     fence, AtomicBool, AtomicI32, AtomicIsize, AtomicU32, AtomicU64, AtomicU8, AtomicUsize,
@@ -57,21 +58,15 @@ const MAIL_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A thread's doorbell.
 struct Bell {
-    fd: OwnedFd,
+    fd: EventFd,
     pending: AtomicU32,
     sleeping: AtomicBool,
 }
 
 impl Bell {
     fn new() -> std::io::Result<Bell> {
-        // SAFETY: eventfd has no memory-safety preconditions.
-        let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
-        if fd < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
         Ok(Bell {
-            // SAFETY: `fd` is a fresh descriptor that nothing else owns.
-            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+            fd: clickos_sys::eventfd()?,
             pending: AtomicU32::new(0),
             sleeping: AtomicBool::new(false),
         })
@@ -80,9 +75,7 @@ impl Bell {
     fn ring(&self, flags: u32) {
         self.pending.fetch_or(flags, Ordering::SeqCst);
         if self.sleeping.load(Ordering::SeqCst) {
-            let one: u64 = 1;
-            // SAFETY: writes 8 bytes from a live u64 to our eventfd.
-            unsafe { libc::write(self.fd.as_raw_fd(), (&one as *const u64).cast(), 8) };
+            clickos_sys::signal(&self.fd);
         }
     }
 
@@ -125,10 +118,7 @@ impl Bell {
 
     fn woke(&self) {
         self.sleeping.store(false, Ordering::SeqCst);
-        let mut v: u64 = 0;
-        // SAFETY: reads at most 8 bytes into a live u64; the descriptor is
-        // non-blocking, so an empty counter just fails with EAGAIN.
-        unsafe { libc::read(self.fd.as_raw_fd(), (&mut v as *mut u64).cast(), 8) };
+        clickos_sys::drain(&self.fd);
     }
 
     /// Sleeps until rung or `timeout` passes.
@@ -136,12 +126,7 @@ impl Bell {
         if !self.prepare_sleep() {
             return;
         }
-        let mut pfd = [libc::pollfd {
-            fd: self.fd.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        }];
-        selector::wait_fds(&mut pfd, Some(timeout));
+        clickos_sys::wait_readable(&self.fd, Some(timeout));
         self.woke();
     }
 }
