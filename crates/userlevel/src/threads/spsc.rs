@@ -132,6 +132,12 @@ impl<T> Producer<T> {
         self.room(1) > 0
     }
 
+    /// Whether the ring has room for `n` more items (at most its capacity).
+    pub fn has_room_for(&self, n: usize) -> bool {
+        let n = n.clamp(1, self.ring.mask + 1);
+        self.room(n) >= n
+    }
+
     /// Pushes one item; gives it back if the ring is full.
     pub fn push(&self, v: T) -> Result<(), T> {
         if self.room(1) == 0 {
@@ -197,6 +203,7 @@ mod tests {
         assert_eq!(p.push_from(&mut v), 4);
         assert_eq!(v, [4, 5]);
         assert_eq!(p.push(9), Err(9));
+        assert!(!p.has_room() && !p.has_room_for(1));
         let mut out = Vec::new();
         assert_eq!(c.pop_into(&mut out, 3), 3);
         assert_eq!(out, [0, 1, 2]);

@@ -53,7 +53,7 @@ pub static TX_SPEC: ClassSpec = ClassSpec {
     summary: "The sending end of a cross-thread link (made by the driver).",
     description: "Moves the packets pushed to it through a lock-free ring to the thread that \
 runs the Queue it stands for; drops (and counts) them when the ring is full. Its full notifier \
-is down while the ring is full, so sources that listen (InfiniteSource) sleep as they would \
+is down while the ring cannot take a whole batch (the router's largest), so sources that listen (InfiniteSource) sleep as they would \
 before a full Queue.",
     ports: "one push input",
     handlers: &[
@@ -74,8 +74,17 @@ before a full Queue.",
 };
 
 impl ThreadTx {
-    /// The ring filled: lower the full notifier until the consumer makes
-    /// room (it rings this thread's doorbell, which runs our task).
+    /// Whether the ring can take one more batch as large as the router
+    /// pushes (a source's whole BURST): the full notifier stays up only
+    /// while it can, so a source that honours it never pushes a burst the
+    /// ring must partly drop.
+    fn room_for_a_batch(prod: &spsc::Producer<SendPacket>, cx: &Ctx) -> bool {
+        prod.has_room_for(cx.max_batch())
+    }
+
+    /// The ring has no room for another batch: lower the full notifier
+    /// until the consumer makes room (it rings this thread's doorbell,
+    /// which runs our task).
     fn ring_full(&mut self, ctx: &ThreadCtx, cx: &Ctx) {
         let (Some(full), Some(prod), Some(l)) =
             (self.full, self.producer.as_ref(), ctx.link(self.link))
@@ -84,7 +93,7 @@ impl ThreadTx {
         };
         l.blocked.store(true, Ordering::SeqCst);
         fence(Ordering::SeqCst);
-        if prod.has_room() {
+        if Self::room_for_a_batch(prod, cx) {
             l.blocked.store(false, Ordering::SeqCst);
         } else {
             cx.set_signal(full, false);
@@ -132,10 +141,16 @@ impl Element for ThreadTx {
 
     fn run_task(&mut self, cx: &Ctx) -> bool {
         // the consumer made room
-        if let (Some(full), Some(prod)) = (self.full, self.producer.as_ref()) {
-            if prod.has_room() {
-                cx.set_signal(full, true);
-            }
+        let (Some(full), Some(prod), Some(ctx)) =
+            (self.full, self.producer.as_ref(), self.ctx.clone())
+        else {
+            return false;
+        };
+        if Self::room_for_a_batch(prod, cx) {
+            cx.set_signal(full, true);
+        } else {
+            // not yet room for a batch: wait for the next doorbell
+            self.ring_full(&ctx, cx);
         }
         false
     }
@@ -155,7 +170,12 @@ impl Element for ThreadTx {
             }
         };
         self.sent(&ctx, 1, moved);
-        if moved == 0 || !self.producer.as_ref().is_some_and(|p| p.has_room()) {
+        if moved == 0
+            || !self
+                .producer
+                .as_ref()
+                .is_some_and(|p| Self::room_for_a_batch(p, cx))
+        {
             self.ring_full(&ctx, cx);
         }
     }
@@ -176,7 +196,12 @@ impl Element for ThreadTx {
             drop(pool.adopt(back));
         }
         self.sent(&ctx, k, moved);
-        if moved < k || !self.producer.as_ref().is_some_and(|p| p.has_room()) {
+        if moved < k
+            || !self
+                .producer
+                .as_ref()
+                .is_some_and(|p| Self::room_for_a_batch(p, cx))
+        {
             self.ring_full(&ctx, cx);
         }
     }
