@@ -80,7 +80,7 @@ fn handler_guard(call: &mut dyn FnMut()) -> Result<(), String> {
     match r {
         Ok(()) => Ok(()),
         Err(p) if p.is::<KilledToken>() => std::panic::resume_unwind(p),
-        Err(p) => Err(crate::thread::panic_message(&*p)),
+        Err(p) => Err(clickos_sys::panic_message(&*p)),
     }
 }
 

@@ -153,7 +153,7 @@ pub fn launch(spec: &LaunchSpec, prepare: Prepare) -> Result<Box<dyn Backend>, S
                 Err(p) if p.is::<KilledToken>() => Ended::Killed("killed".into()),
                 Err(p) => {
                     // As the process level reports it on its console.
-                    let m = panic_message(&*p);
+                    let m = clickos_sys::panic_message(&*p);
                     console(id, &format!("panicked: {}\n", m.replace('\n', " ")));
                     Ended::Panicked(m)
                 }
@@ -172,17 +172,6 @@ pub fn launch(spec: &LaunchSpec, prepare: Prepare) -> Result<Box<dyn Backend>, S
         handle: Mutex::new(Some(handle)),
         phases: vec![("prepare", t_prep), ("spawn", t0.elapsed() - t_prep)],
     }))
-}
-
-/// The text of a panic payload.
-pub(crate) fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = p.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else if let Some(s) = p.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "panic with a non-string payload".to_string()
-    }
 }
 
 impl Backend for ThreadBackend {

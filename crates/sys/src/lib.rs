@@ -32,7 +32,7 @@ mod socket;
 pub use event::{drain, eventfd, signal, EventFd};
 pub use mapping::{memfd, memfd_bytes, Mapping};
 pub use poll::{ppoll, wait_readable};
-pub use process::{clear_cloexec, raise_nofile, realtime_ns, signal_name};
+pub use process::{clear_cloexec, panic_message, raise_nofile, realtime_ns, signal_name};
 pub use socket::{getsockopt, setsockopt};
 
 use std::io;

@@ -43,6 +43,18 @@ pub fn realtime_ns() -> i64 {
     ts.tv_sec * 1_000_000_000 + ts.tv_nsec
 }
 
+/// The text of a panic's payload (a `&str` or `String` message; anything
+/// else is named as such).
+pub fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "panic with a non-string payload".to_string()
+    }
+}
+
 /// A signal's name, for messages (`"signal"` when not one of the usual).
 pub fn signal_name(sig: i32) -> &'static str {
     match sig {

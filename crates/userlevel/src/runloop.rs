@@ -193,16 +193,6 @@ pub fn catch_handler_panic(call: &mut dyn FnMut()) -> Result<(), String> {
     // and its RefCell borrows end with their guards; the element whose
     // handler panicked may be left half-updated, which is what the error
     // reports.
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(call)).map_err(|p| panic_message(&*p))
-}
-
-/// The text of a panic's payload.
-pub fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = p.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else if let Some(s) = p.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "panic with a non-string payload".to_string()
-    }
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(call))
+        .map_err(|p| clickos_sys::panic_message(&*p))
 }

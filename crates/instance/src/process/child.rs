@@ -43,13 +43,7 @@ pub(super) fn write_stderr(b: &[u8]) {
 
 fn install_panic_hook() {
     std::panic::set_hook(Box::new(|info| {
-        let msg = if let Some(s) = info.payload().downcast_ref::<&str>() {
-            (*s).to_string()
-        } else if let Some(s) = info.payload().downcast_ref::<String>() {
-            s.clone()
-        } else {
-            "panic with a non-string payload".to_string()
-        };
+        let msg = clickos_sys::panic_message(info.payload());
         if crate::platform::in_guarded_call() {
             // a handler panicked: the router's call guard turns it into a
             // handler error, and the instance runs on
