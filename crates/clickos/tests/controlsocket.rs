@@ -2,263 +2,17 @@
 //! client speaks Click's protocol exactly as its documentation describes.
 
 mod common;
+use common::cs::*;
 use common::*;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::net::{Shutdown, TcpListener, TcpStream};
-use std::os::unix::net::UnixStream;
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 const COUNTER_CFG: &str = "c :: Counter; src :: RatedSource(DATA \"x\", RATE 2000) -> c -> Discard; \
      rt :: RadixIPLookup(10.0.0.0/8 1, 0.0.0.0/0 0); Idle -> rt; rt[0] -> Discard; rt[1] -> Discard; \
      elementclass Box { input -> inner :: Counter -> output }; RatedSource(RATE 500) -> b :: Box -> Discard;";
-
-/// A `clickos run` child, killed if the test fails before it exits.
-struct Server {
-    child: Option<Child>,
-}
-
-impl Server {
-    fn start(args: &[&str]) -> Server {
-        let mut v = vec!["run"];
-        v.extend_from_slice(args);
-        let child = Command::new(bin())
-            .args(&v)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn clickos");
-        Server { child: Some(child) }
-    }
-
-    fn alive(&mut self) -> bool {
-        matches!(self.child.as_mut().unwrap().try_wait(), Ok(None))
-    }
-
-    /// Waits for exit (at most 10 s); returns (status, stdout, stderr).
-    fn wait(mut self) -> (i32, String, String) {
-        let r = wait_child(self.child.take().unwrap());
-        (r.code, r.out, r.err)
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Some(c) = self.child.as_mut() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// Starts a server on a free TCP port and connects to it. `make(port,
-/// token)` gives the command line; its configuration must declare
-/// `TOKEN :: Idle;`, which proves the client reached this server and not
-/// whatever else took the port meanwhile (then another port is tried).
-fn start_tcp(make: impl Fn(u16, &str) -> Vec<String>) -> (Server, u16, Client) {
-    static SEQ: AtomicU32 = AtomicU32::new(0);
-    for _ in 0..8 {
-        let token = format!(
-            "tok_{}_{}",
-            std::process::id(),
-            SEQ.fetch_add(1, Ordering::Relaxed)
-        );
-        let port = free_port();
-        let args = make(port, &token);
-        let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
-        let mut server = Server::start(&args);
-        let t0 = Instant::now();
-        while server.alive() && t0.elapsed() < Duration::from_secs(20) {
-            let Ok(s) = TcpStream::connect(("127.0.0.1", port)) else {
-                std::thread::sleep(Duration::from_millis(20));
-                continue;
-            };
-            s.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
-            let mut r = BufReader::new(Box::new(s.try_clone().unwrap()) as Box<dyn Conn>);
-            let mut greeting = Vec::new();
-            let _ = r.read_until(b'\n', &mut greeting);
-            if greeting != b"Click::ControlSocket/1.3\r\n" {
-                break;
-            }
-            let mut c = Client { r };
-            let r = c.cmd(&format!("READ {token}.class"));
-            if r.code != 200 {
-                break;
-            }
-            assert_eq!(c.data(), b"Idle");
-            s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-            return (server, port, c);
-        }
-        // the port was taken (bind failed, or someone else answered)
-        drop(server);
-    }
-    panic!("could not start a ControlSocket server");
-}
-
-/// `clickos run -p PORT -e CONFIG [EXTRA...]`, connected.
-fn start_cfg(cfg: &str, extra: &[&str]) -> (Server, u16, Client) {
-    start_tcp(|port, token| {
-        let mut v = vec![
-            "-p".to_string(),
-            port.to_string(),
-            "-e".to_string(),
-            format!("{cfg} {token} :: Idle;"),
-        ];
-        v.extend(extra.iter().map(|s| s.to_string()));
-        v
-    })
-}
-
-trait Conn: Read + Write {}
-impl Conn for TcpStream {}
-impl Conn for UnixStream {}
-
-/// A protocol client over any stream.
-struct Client {
-    r: BufReader<Box<dyn Conn>>,
-}
-
-/// One reply: (code, lines of text).
-#[derive(Debug)]
-struct Reply {
-    code: u16,
-    lines: Vec<String>,
-}
-
-impl Reply {
-    fn text(&self) -> String {
-        self.lines.join("\n")
-    }
-}
-
-impl Client {
-    fn tcp(port: u16, server: &mut Server) -> Client {
-        let t0 = Instant::now();
-        loop {
-            match TcpStream::connect(("127.0.0.1", port)) {
-                Ok(s) => {
-                    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-                    return Client::new(Box::new(s));
-                }
-                Err(e) => {
-                    assert!(server.alive(), "server exited before listening: {e}");
-                    assert!(t0.elapsed() < Duration::from_secs(20), "connect: {e}");
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-            }
-        }
-    }
-
-    fn unix(path: &Path, server: &mut Server) -> Client {
-        let t0 = Instant::now();
-        loop {
-            match UnixStream::connect(path) {
-                Ok(s) => {
-                    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-                    return Client::new(Box::new(s));
-                }
-                Err(e) => {
-                    assert!(server.alive(), "server exited before listening: {e}");
-                    assert!(t0.elapsed() < Duration::from_secs(20), "connect: {e}");
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-            }
-        }
-    }
-
-    fn new(s: Box<dyn Conn>) -> Client {
-        let mut c = Client {
-            r: BufReader::new(s),
-        };
-        assert_eq!(c.line(), "Click::ControlSocket/1.3\r\n");
-        c
-    }
-
-    fn line(&mut self) -> String {
-        let mut l = Vec::new();
-        self.r.read_until(b'\n', &mut l).expect("read reply line");
-        String::from_utf8(l).expect("reply lines are ASCII")
-    }
-
-    fn send(&mut self, b: &[u8]) {
-        self.r.get_mut().write_all(b).unwrap();
-    }
-
-    /// Reads one (possibly multi-line) reply.
-    fn reply(&mut self) -> Reply {
-        let mut lines = Vec::new();
-        loop {
-            let l = self.line();
-            assert!(l.ends_with("\r\n"), "reply line without CRLF: {l:?}");
-            assert!(l.len() >= 5, "short reply line {l:?}");
-            let code: u16 = l[..3]
-                .parse()
-                .unwrap_or_else(|_| panic!("bad code in {l:?}"));
-            let sep = l.as_bytes()[3];
-            lines.push(l[4..l.len() - 2].to_string());
-            match sep {
-                b' ' => return Reply { code, lines },
-                b'-' => {}
-                _ => panic!("bad separator in {l:?}"),
-            }
-        }
-    }
-
-    /// Reads `DATA N` and the N bytes after it.
-    fn data(&mut self) -> Vec<u8> {
-        let l = self.line();
-        let n: usize = l
-            .strip_prefix("DATA ")
-            .and_then(|x| x.strip_suffix("\r\n"))
-            .unwrap_or_else(|| panic!("expected DATA line, got {l:?}"))
-            .parse()
-            .unwrap();
-        let mut d = vec![0; n];
-        self.r.read_exact(&mut d).unwrap();
-        d
-    }
-
-    fn cmd(&mut self, line: &str) -> Reply {
-        self.send(format!("{line}\r\n").as_bytes());
-        self.reply()
-    }
-
-    /// READ, expecting success; the value.
-    fn read(&mut self, h: &str) -> String {
-        let r = self.cmd(&format!("READ {h}"));
-        assert_eq!(r.code, 200, "READ {h}: {r:?}");
-        assert_eq!(r.text(), format!("Read handler '{h}' OK"));
-        String::from_utf8(self.data()).unwrap()
-    }
-
-    fn count(&mut self, h: &str) -> u64 {
-        self.read(h).trim().parse().unwrap()
-    }
-
-    /// Whether the server has closed the connection.
-    fn at_eof(&mut self) -> bool {
-        let mut b = [0u8; 1];
-        matches!(self.r.read(&mut b), Ok(0))
-    }
-}
-
-fn stop_and_wait(c: &mut Client, server: Server) -> (i32, String, String) {
-    let r = c.cmd("WRITE stop");
-    assert_eq!((r.code, r.text()), (200, "Write handler 'stop' OK".into()));
-    server.wait()
-}
 
 #[test]
 fn tcp_read_write_and_errors() {
@@ -688,7 +442,7 @@ fn interrupt_stops_cleanly() {
         b.read("click_driver@@ControlSocket@1.filename"),
         path.to_str().unwrap()
     );
-    let pid = server.child.as_ref().unwrap().id() as libc::pid_t;
+    let pid = server.pid() as libc::pid_t;
     // SAFETY: signals our own child process.
     unsafe {
         libc::kill(pid, libc::SIGINT);
@@ -728,7 +482,7 @@ fn readonly_keyword_and_config_errors() {
     assert_eq!(c.read("cs.port"), port.to_string());
     assert!(server.alive());
     drop(c);
-    let pid = server.child.as_ref().unwrap().id() as libc::pid_t;
+    let pid = server.pid() as libc::pid_t;
     std::thread::sleep(Duration::from_millis(100));
     // SAFETY: signals our own child process.
     unsafe {

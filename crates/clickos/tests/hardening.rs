@@ -5,254 +5,17 @@
 //! refuses it or bounds it, reports it, and keeps answering.
 
 mod common;
+use common::cs::*;
 use common::*;
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{Shutdown, TcpListener, TcpStream};
+use std::net::{Shutdown, TcpStream};
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-/// A `clickos run` child, killed if the test fails before it exits.
-struct Server {
-    child: Option<Child>,
-}
-
-impl Server {
-    fn start(args: &[String]) -> Server {
-        Server::start_with(args, |_| {})
-    }
-
-    fn start_with(args: &[String], tweak: impl FnOnce(&mut Command)) -> Server {
-        let mut c = Command::new(bin());
-        c.arg("run")
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        tweak(&mut c);
-        Server {
-            child: Some(c.spawn().expect("spawn clickos")),
-        }
-    }
-
-    fn pid(&self) -> u32 {
-        self.child.as_ref().unwrap().id()
-    }
-
-    fn alive(&mut self) -> bool {
-        matches!(self.child.as_mut().unwrap().try_wait(), Ok(None))
-    }
-
-    /// Waits for exit (at most 10 s); returns (status, stdout, stderr).
-    fn wait(mut self) -> (i32, String, String) {
-        let r = wait_child(self.child.take().unwrap());
-        (r.code, r.out, r.err)
-    }
-
-    /// The router's peak resident memory (VmHWM), in KiB.
-    fn peak_kib(&self) -> u64 {
-        let s = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).unwrap();
-        let l = s.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
-        l.split_whitespace().nth(1).unwrap().parse().unwrap()
-    }
-
-    /// The router's CPU time so far (user + system), in clock ticks.
-    fn cpu_ticks(&self) -> u64 {
-        let s = std::fs::read_to_string(format!("/proc/{}/stat", self.pid())).unwrap();
-        let rest = &s[s.rfind(')').unwrap() + 2..];
-        let f: Vec<&str> = rest.split_whitespace().collect();
-        f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Some(c) = self.child.as_mut() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
-trait Conn: Read + Write + Send {}
-impl Conn for TcpStream {}
-impl Conn for UnixStream {}
-
-/// A protocol client.
-struct Client {
-    r: BufReader<Box<dyn Conn>>,
-}
-
-#[derive(Debug)]
-struct Reply {
-    code: u16,
-    lines: Vec<String>,
-}
-
-impl Reply {
-    fn text(&self) -> String {
-        self.lines.join("\n")
-    }
-}
-
-impl Client {
-    fn new(s: Box<dyn Conn>) -> Client {
-        let mut c = Client {
-            r: BufReader::new(s),
-        };
-        assert_eq!(c.line(), "Click::ControlSocket/1.3\r\n");
-        c
-    }
-
-    fn tcp(port: u16) -> Client {
-        let s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
-        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-        Client::new(Box::new(s))
-    }
-
-    fn unix(path: &Path, server: &mut Server) -> Client {
-        let t0 = Instant::now();
-        loop {
-            match UnixStream::connect(path) {
-                Ok(s) => {
-                    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-                    return Client::new(Box::new(s));
-                }
-                Err(e) => {
-                    assert!(server.alive(), "server exited before listening: {e}");
-                    assert!(t0.elapsed() < Duration::from_secs(20), "connect: {e}");
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-            }
-        }
-    }
-
-    fn line(&mut self) -> String {
-        let mut l = Vec::new();
-        self.r.read_until(b'\n', &mut l).expect("read reply line");
-        String::from_utf8(l).expect("reply lines are ASCII")
-    }
-
-    fn send(&mut self, b: &[u8]) {
-        self.r.get_mut().write_all(b).unwrap();
-    }
-
-    fn reply(&mut self) -> Reply {
-        let mut lines = Vec::new();
-        loop {
-            let l = self.line();
-            assert!(l.ends_with("\r\n") && l.len() >= 5, "bad reply line {l:?}");
-            let code: u16 = l[..3].parse().expect("reply code");
-            lines.push(l[4..l.len() - 2].to_string());
-            if l.as_bytes()[3] == b' ' {
-                return Reply { code, lines };
-            }
-        }
-    }
-
-    fn data(&mut self) -> Vec<u8> {
-        let l = self.line();
-        let n: usize = l
-            .strip_prefix("DATA ")
-            .and_then(|x| x.strip_suffix("\r\n"))
-            .unwrap_or_else(|| panic!("expected DATA line, got {l:?}"))
-            .parse()
-            .unwrap();
-        let mut d = vec![0; n];
-        self.r.read_exact(&mut d).unwrap();
-        d
-    }
-
-    fn cmd(&mut self, line: &str) -> Reply {
-        self.send(format!("{line}\r\n").as_bytes());
-        self.reply()
-    }
-
-    fn read(&mut self, h: &str) -> String {
-        let r = self.cmd(&format!("READ {h}"));
-        assert_eq!(r.code, 200, "READ {h}: {r:?}");
-        String::from_utf8(self.data()).unwrap()
-    }
-
-    /// Whether the server has closed the connection (a reset counts).
-    fn at_eof(&mut self) -> bool {
-        let mut b = [0u8; 1];
-        matches!(self.r.read(&mut b), Ok(0) | Err(_))
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// Starts `clickos run` with a ControlSocket on a free TCP port and
-/// connects. `make(port, token)` gives the arguments; its configuration
-/// must declare `TOKEN :: Idle;`, which proves the client reached this
-/// server (another port is tried otherwise).
-fn start_tcp(make: impl Fn(u16, &str) -> Vec<String>) -> (Server, u16, Client) {
-    static SEQ: AtomicU32 = AtomicU32::new(0);
-    for _ in 0..8 {
-        let token = format!(
-            "tok_{}_{}",
-            std::process::id(),
-            SEQ.fetch_add(1, Ordering::Relaxed)
-        );
-        let port = free_port();
-        let mut server = Server::start(&make(port, &token));
-        let t0 = Instant::now();
-        while server.alive() && t0.elapsed() < Duration::from_secs(20) {
-            let Ok(s) = TcpStream::connect(("127.0.0.1", port)) else {
-                std::thread::sleep(Duration::from_millis(20));
-                continue;
-            };
-            s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-            let mut r = BufReader::new(Box::new(s) as Box<dyn Conn>);
-            let mut greeting = Vec::new();
-            let _ = r.read_until(b'\n', &mut greeting);
-            if greeting != b"Click::ControlSocket/1.3\r\n" {
-                break;
-            }
-            let mut c = Client { r };
-            if c.cmd(&format!("READ {token}.class")).code != 200 {
-                break;
-            }
-            assert_eq!(c.data(), b"Idle");
-            return (server, port, c);
-        }
-        drop(server);
-    }
-    panic!("could not start a ControlSocket server");
-}
-
-/// `clickos run -p PORT -e CONFIG [EXTRA...]`, connected.
-fn start_cfg(cfg: &str, extra: &[&str]) -> (Server, u16, Client) {
-    start_tcp(|port, token| {
-        let mut v = vec![
-            "-p".to_string(),
-            port.to_string(),
-            "-e".to_string(),
-            format!("{cfg} {token} :: Idle;"),
-        ];
-        v.extend(extra.iter().map(|s| s.to_string()));
-        v
-    })
-}
-
-fn stop(c: &mut Client, server: Server) -> String {
-    assert_eq!(c.cmd("WRITE stop").code, 200);
-    let (code, _, err) = server.wait();
-    assert_eq!(code, 0, "stderr: {err}");
-    err
-}
 
 /// A missing capability: fails under CI, is recorded and skipped otherwise.
 fn unavailable(what: &str) -> bool {
@@ -572,9 +335,9 @@ fn socket_reconfiguration_checks_the_peer() {
 /// connection makes room for the new one.
 #[test]
 fn idle_connections_do_not_lock_out_a_new_client() {
-    let (server, port, mut first) = start_cfg("c :: Counter; Idle -> c -> Discard;", &[]);
+    let (mut server, port, mut first) = start_cfg("c :: Counter; Idle -> c -> Discard;", &[]);
     // with `first`, 128 connections: the limit
-    let mut idle: Vec<Client> = (0..127).map(|_| Client::tcp(port)).collect();
+    let mut idle: Vec<Client> = (0..127).map(|_| Client::tcp(port, &mut server)).collect();
     let s = TcpStream::connect(("127.0.0.1", port)).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     let mut r = BufReader::new(s);
@@ -584,12 +347,13 @@ fn idle_connections_do_not_lock_out_a_new_client() {
         matches!(got, Ok(n) if n > 0) && greeting == "Click::ControlSocket/1.3\r\n",
         "the 129th client was locked out: {got:?}"
     );
-    let mut late = Client {
-        r: BufReader::new(Box::new(r.into_inner())),
-    };
+    let mut late = Client::greeted(Box::new(r.into_inner()));
     assert_eq!(late.read("c.class"), "Counter");
     // the first, longest-idle connection made room
-    assert!(first.at_eof(), "the longest-idle connection is still open");
+    assert!(
+        first.at_eof_or_reset(),
+        "the longest-idle connection is still open"
+    );
     // the others are served
     assert_eq!(idle[126].read("c.class"), "Counter");
     assert_eq!(idle[1].read("c.class"), "Counter");
@@ -600,20 +364,20 @@ fn idle_connections_do_not_lock_out_a_new_client() {
 /// that keeps asking stays open.
 #[test]
 fn idle_timeout_closes_idle_connections() {
-    let (server, port, mut c) = start_tcp(|port, token| {
+    let (mut server, port, mut c) = start_tcp(|port, token| {
         vec![
             "-e".into(),
             format!("c :: Counter; Idle -> c -> Discard; {token} :: Idle; ControlSocket(TCP, {port}, IDLE_TIMEOUT 2)"),
         ]
     });
-    let mut quiet = Client::tcp(port);
+    let mut quiet = Client::tcp(port, &mut server);
     // the busy client asks every 50 ms for 3 s; the quiet one says nothing
     let t0 = Instant::now();
     while t0.elapsed() < Duration::from_secs(3) {
         assert_eq!(c.read("c.class"), "Counter");
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert!(quiet.at_eof(), "the idle connection is still open");
+    assert!(quiet.at_eof_or_reset(), "the idle connection is still open");
     stop(&mut c, server);
 }
 
@@ -624,7 +388,7 @@ fn idle_timeout_closes_idle_connections() {
 /// closed. The router's peak memory stays bounded and it still answers.
 #[test]
 fn unterminated_uploads_stay_within_a_memory_budget() {
-    let (server, port, mut c) = start_cfg("c :: Counter; Idle -> c -> Discard;", &[]);
+    let (mut server, port, mut c) = start_cfg("c :: Counter; Idle -> c -> Discard;", &[]);
     let before = server.peak_kib();
     let cpu0 = server.cpu_ticks();
     let line = {
@@ -664,7 +428,7 @@ fn unterminated_uploads_stay_within_a_memory_budget() {
         peak < before + 100 * 1024,
         "peak memory {before} KiB -> {peak} KiB"
     );
-    let mut d = Client::tcp(port);
+    let mut d = Client::tcp(port, &mut server);
     assert_eq!(d.read("c.class"), "Counter");
     stop(&mut c, server);
 }

@@ -10,125 +10,25 @@
 //! registry it runs.
 
 mod common;
+use common::cs::*;
 use common::*;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::os::unix::net::UnixStream;
-use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// `clickos run -u SOCKET -e CONFIG`, killed if the test fails first.
-struct Server {
-    child: Child,
-    dir: PathBuf,
-}
-
-impl Server {
-    fn start(name: &str, config: &str) -> (Server, Client) {
-        let dir = tmpdir(name);
-        let sock = dir.join("ctl.sock");
-        let child = Command::new(bin())
-            .args(["run", "-u", sock.to_str().unwrap(), "-e", config])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn clickos");
-        let mut s = Server { child, dir };
-        let c = Client::connect(&sock, &mut s);
-        (s, c)
-    }
-
-    fn alive(&mut self) -> bool {
-        matches!(self.child.try_wait(), Ok(None))
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-struct Client {
-    r: BufReader<UnixStream>,
-}
-
-/// One reply: its code and its lines of text.
-#[derive(Debug)]
-struct Reply {
-    code: u16,
-    text: String,
-}
-
-impl Client {
-    fn connect(path: &Path, server: &mut Server) -> Client {
-        let t0 = Instant::now();
-        loop {
-            match UnixStream::connect(path) {
-                Ok(s) => {
-                    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-                    let mut c = Client {
-                        r: BufReader::new(s),
-                    };
-                    assert_eq!(c.line(), "Click::ControlSocket/1.3\r\n");
-                    return c;
-                }
-                Err(e) => {
-                    assert!(server.alive(), "clickos exited before listening: {e}");
-                    assert!(t0.elapsed() < Duration::from_secs(20), "connect: {e}");
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-            }
-        }
-    }
-
-    fn line(&mut self) -> String {
-        let mut l = Vec::new();
-        self.r.read_until(b'\n', &mut l).expect("read reply line");
-        assert!(!l.is_empty(), "the router closed the connection");
-        String::from_utf8_lossy(&l).into_owned()
-    }
-
-    fn cmd(&mut self, line: &str) -> Reply {
-        self.r
-            .get_mut()
-            .write_all(format!("{line}\r\n").as_bytes())
-            .unwrap();
-        let mut text = Vec::new();
-        loop {
-            let l = self.line();
-            let code: u16 = l[..3].parse().unwrap_or_else(|_| panic!("bad reply {l:?}"));
-            text.push(l[4..].trim_end().to_string());
-            if l.as_bytes()[3] == b' ' {
-                return Reply {
-                    code,
-                    text: text.join("\n"),
-                };
-            }
-        }
-    }
-
-    fn data(&mut self) -> String {
-        let l = self.line();
-        let n: usize = l
-            .strip_prefix("DATA ")
-            .and_then(|x| x.trim_end().parse().ok())
-            .unwrap_or_else(|| panic!("expected DATA, got {l:?}"));
-        let mut d = vec![0; n];
-        self.r.read_exact(&mut d).unwrap();
-        String::from_utf8(d).unwrap()
-    }
-
-    /// READ that must succeed; its value.
-    fn read(&mut self, h: &str) -> String {
-        let r = self.cmd(&format!("READ {h}"));
-        assert_eq!(r.code, 200, "READ {h}: {r:?}");
-        self.data()
-    }
+/// `clickos run -u SOCKET -e CONFIG` (stdout discarded; the socket's
+/// directory removed when the server is dropped), connected, with replies
+/// timing out after 20 s.
+fn start(name: &str, config: &str) -> (Server, Client) {
+    let dir = tmpdir(name);
+    let sock = dir.join("ctl.sock");
+    let args = ["-u", sock.to_str().unwrap(), "-e", config];
+    let mut s = Server::start_with(&args, |c| {
+        c.stdout(Stdio::null());
+    })
+    .remove_on_drop(dir);
+    let c = Client::unix(&sock, &mut s).read_timeout(Duration::from_secs(20));
+    (s, c)
 }
 
 const CONFIG: &str = "c :: Counter; Idle -> c -> Discard; s :: Script(TYPE PASSIVE);";
@@ -148,22 +48,22 @@ fn kill_and_cat_are_not_reachable_over_a_controlsocket() {
     let mut victim = Sleeper(Command::new("sleep").arg("60").spawn().expect("sleep"));
     let mut target = Sleeper(Command::new("sleep").arg("60").spawn().expect("sleep"));
     let pid = victim.0.id();
-    let (mut server, mut c) = Server::start(
+    let (mut server, mut c) = start(
         "script-kill",
         &format!("{CONFIG} p :: Script(TYPE PASSIVE, return $(kill TERM $1))"),
     );
     let r = c.cmd(&format!("READ s.kill 15 {pid}"));
     assert_eq!(
-        (r.code, r.text.as_str()),
-        (511, "No handler named 's.kill'"),
+        (r.code, r.text()),
+        (511, "No handler named 's.kill'".into()),
         "{r:?}"
     );
     let r = c.cmd("READ s.kill");
     assert_eq!(r.code, 511, "{r:?}");
     let r = c.cmd("READ s.cat /etc/passwd");
     assert_eq!(
-        (r.code, r.text.as_str()),
-        (511, "No handler named 's.cat'"),
+        (r.code, r.text()),
+        (511, "No handler named 's.cat'".into()),
         "{r:?}"
     );
     // kill(2) returned before the reply was sent; give a signal that was
@@ -187,7 +87,7 @@ fn kill_and_cat_are_not_reachable_over_a_controlsocket() {
 
 #[test]
 fn huge_widths_and_numbers_do_not_take_the_router_down() {
-    let (mut server, mut c) = Server::start(
+    let (mut server, mut c) = start(
         "script-sprintf",
         &format!(
             "{CONFIG} d :: Script(TYPE PASSIVE, set x 0123456789abcdef, set n 0, label l, \
@@ -203,7 +103,7 @@ fn huge_widths_and_numbers_do_not_take_the_router_down() {
     ] {
         let r = c.cmd(attack);
         assert_eq!(r.code, 590, "{attack}: {r:?}");
-        assert!(r.text.starts_with("Read handler 's."), "{attack}: {r:?}");
+        assert!(r.text().starts_with("Read handler 's."), "{attack}: {r:?}");
         assert_eq!(c.read("c.count"), "0", "after {attack}");
     }
     assert_eq!(c.read("s.add 9223372036854775807 1"), "9.22337203685e+18");
@@ -219,14 +119,7 @@ fn huge_widths_and_numbers_do_not_take_the_router_down() {
         assert!(t0.elapsed() < Duration::from_secs(10), "did not stop");
         std::thread::sleep(Duration::from_millis(10));
     }
-    let mut err = String::new();
-    server
-        .child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
-    assert_eq!(server.child.wait().unwrap().code(), Some(0), "{err}");
+    let (code, _, err) = server.wait();
+    assert_eq!(code, 0, "{err}");
     assert!(err.contains("too large"), "{err}");
 }

@@ -1,5 +1,8 @@
-//! Helpers: run the built binary, find test data, make temp dirs.
+//! Helpers: run the built binary, find test data, make temp dirs; `cs`, a
+//! ControlSocket test client.
 #![allow(dead_code)]
+
+pub mod cs;
 
 #[path = "../../../../tests/support/skip.rs"]
 pub mod skip;
