@@ -6,11 +6,10 @@
 //! substance instead); a command the tables do not know fails the test, and
 //! so does a table entry the README no longer has, so the two cannot drift.
 
-#[path = "../../../tests/support/skip.rs"]
-mod skip;
+mod common;
 
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -84,14 +83,10 @@ const EXPECT: &[(&str, &[&str])] = &[
 /// Commands that need `/dev/kvm` (the default isolation level).
 const NEEDS_KVM: &[&str] = &["vm run conf/instance.click -h", "vm bench"];
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
 /// The shell commands of the tour's first block: continuation lines and
 /// quotes that span lines joined, comment-only and blank lines dropped.
 fn tour_commands() -> Vec<String> {
-    let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md");
+    let readme = std::fs::read_to_string(common::root().join("README.md")).expect("README.md");
     let start = readme
         .find("## A quick tour")
         .expect("the README has a quick tour");
@@ -152,19 +147,6 @@ fn lookup<'a, T>(table: &'a [(&str, T)], cmd: &str) -> Option<&'a T> {
     hits.into_iter().next()
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
-}
-
-/// A missing capability: fails under CI, is recorded and skipped otherwise.
-fn unavailable(what: &str) -> bool {
-    skip::skip(what);
-    true
-}
-
 fn run(cmd: &str, home: &Path) -> (bool, String, String) {
     let bin = Path::new(env!("CARGO_BIN_EXE_clickos"));
     let path = format!(
@@ -174,10 +156,10 @@ fn run(cmd: &str, home: &Path) -> (bool, String, String) {
         std::env::var("PATH").unwrap_or_default()
     );
     // the tour's fixed ControlSocket port, made one that is free now
-    let cmd = cmd.replace("7777", &free_port().to_string());
+    let cmd = cmd.replace("7777", &common::cs::free_port().to_string());
     let mut child = Command::new("bash")
         .args(["-c", &format!("{cmd}\nwait")])
-        .current_dir(root())
+        .current_dir(common::root())
         .env("PATH", path)
         .env("HOME", home)
         .stdin(Stdio::null())
@@ -217,13 +199,9 @@ fn every_tour_command_runs_as_written() {
             "the README's tour no longer has a command with `{k}`: update this test"
         );
     }
-    let home = std::env::temp_dir().join(format!("clickos-tour-{}", std::process::id()));
-    std::fs::create_dir_all(&home).unwrap();
-    let kvm = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open("/dev/kvm")
-        .is_ok();
+    let home = common::tmpdir("tour");
+    // a missing /dev/kvm is recorded as a skip (a failure under CI)
+    let kvm = common::can_use_kvm();
     let mut ran = 0;
     for cmd in &cmds {
         if let Some(why) = lookup(NOT_RUN, cmd) {
@@ -232,10 +210,7 @@ fn every_tour_command_runs_as_written() {
         }
         let expect = lookup(EXPECT, cmd)
             .unwrap_or_else(|| panic!("the tour has a command this test does not know: `{cmd}`"));
-        if NEEDS_KVM.iter().any(|k| cmd.contains(k))
-            && !kvm
-            && unavailable(&format!("/dev/kvm for `{cmd}`"))
-        {
+        if NEEDS_KVM.iter().any(|k| cmd.contains(k)) && !kvm {
             continue;
         }
         let (ok, out, err) = run(cmd, &home);
