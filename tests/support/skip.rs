@@ -94,3 +94,25 @@ pub fn have_program(program: &str, arg: &str) -> bool {
     }
     ok
 }
+
+/// Whether this process may make network namespaces (root, and `ip netns`
+/// works); if not, the test is skipped (and fails in CI) with the reason.
+#[track_caller]
+pub fn can_use_netns() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    // /proc/self belongs to the process's effective user
+    if std::fs::metadata("/proc/self").map(|m| m.uid()).ok() != Some(0) {
+        skip("needs root for network namespaces");
+        return false;
+    }
+    match std::process::Command::new("ip")
+        .args(["netns", "list"])
+        .output()
+    {
+        Ok(o) if o.status.success() => true,
+        _ => {
+            skip("`ip netns` unavailable");
+            false
+        }
+    }
+}

@@ -25,21 +25,6 @@ fn ip(args: &[&str]) {
     );
 }
 
-fn can_run() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        skip::skip("needs root for network namespaces");
-        return false;
-    }
-    match Command::new("ip").args(["netns", "list"]).output() {
-        Ok(o) if o.status.success() => true,
-        _ => {
-            skip::skip("`ip netns` unavailable");
-            false
-        }
-    }
-}
-
 /// A namespace holding the veth pair `vta`-`vtb`, deleted on drop.
 struct Pair {
     ns: String,
@@ -158,7 +143,7 @@ fn batch_across(method: Method) -> Option<Vec<String>> {
 
 #[test]
 fn af_packet_batch() {
-    if !can_run() {
+    if !skip::can_use_netns() {
         return;
     }
     let pair = Pair::new("packet");
@@ -168,7 +153,7 @@ fn af_packet_batch() {
 
 #[test]
 fn af_xdp_batch() {
-    if !can_run() {
+    if !skip::can_use_netns() {
         return;
     }
     let pair = Pair::new("xdp");

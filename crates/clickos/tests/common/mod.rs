@@ -114,22 +114,9 @@ pub fn wait_child(mut child: Child) -> Run {
     }
 }
 
-/// Whether this process may make network namespaces (root, and `ip netns`
-/// works); if not, the test is skipped (and fails in CI) with the reason.
-pub fn can_use_netns() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        skip::skip("needs root for network namespaces");
-        return false;
-    }
-    match Command::new("ip").args(["netns", "list"]).output() {
-        Ok(o) if o.status.success() => true,
-        _ => {
-            skip::skip("`ip netns` unavailable");
-            false
-        }
-    }
-}
+// not every test binary that includes this module uses it
+#[allow(unused_imports)]
+pub use skip::can_use_netns;
 
 /// Whether `/dev/kvm` works here; if not, the skip is recorded (and fails
 /// in CI) with the reason.
