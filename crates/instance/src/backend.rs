@@ -93,6 +93,14 @@ pub trait Backend: Send + Sync {
     fn wait_notify(&self, timeout: Duration);
     /// Blocks until vNIC `k`'s TX ring is kicked or `timeout` passes.
     fn wait_vnic(&self, k: usize, timeout: Duration);
+    /// The descriptor that becomes readable when vNIC `k`'s TX ring is
+    /// kicked (and when the instance ends), for callers that poll many
+    /// vNICs at once (the switch). Valid for the life of the backend; the
+    /// caller only polls and drains it.
+    fn kick_fd(&self, k: usize) -> Option<std::os::fd::RawFd> {
+        let _ = k;
+        None
+    }
     /// `Some` once the instance has ended.
     fn ended(&self) -> Option<Ended>;
     /// Ends the instance now (idempotent); afterwards `ended()` is `Some`

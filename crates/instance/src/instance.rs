@@ -92,11 +92,11 @@ pub enum State {
 }
 
 /// The host's endpoints on one vNIC.
-struct Port {
+pub(crate) struct Port {
     /// Host → instance (the instance's RX ring).
-    tx: Producer,
+    pub(crate) tx: Producer,
     /// Instance → host (the instance's TX ring).
-    rx: Consumer,
+    pub(crate) rx: Consumer,
 }
 
 pub(crate) struct Inner {
@@ -109,7 +109,8 @@ pub(crate) struct Inner {
     pub(crate) posted: AtomicU32,
     /// Why the host ended the instance when that is not a plain kill.
     end_override: Mutex<Option<Ended>>,
-    ports: Vec<Mutex<Port>>,
+    /// `None` while a [`crate::VnicEndpoint`] holds the port.
+    pub(crate) ports: Vec<Mutex<Option<Port>>>,
     pub(crate) watchdog: Duration,
     boot_timeout: Duration,
     /// Watchdog bookkeeping: the last heartbeat seen and when it moved.
@@ -402,7 +403,7 @@ impl Instance {
                         rx: Consumer::new(base, &info, Dir::Tx),
                     }
                 };
-                Ok(Mutex::new(port))
+                Ok(Mutex::new(Some(port)))
             })
             .collect::<Result<Vec<_>, CreateError>>()?;
         let inner = Arc::new(Inner {
@@ -654,6 +655,14 @@ impl Instance {
         })
     }
 
+    /// Takes vNIC `k`'s rings for exclusive, lock-free use (a switch
+    /// port): see [`crate::VnicEndpoint`]. Fails when `k` is out of range
+    /// or another endpoint holds it; [`VnicPort`] calls on the vNIC find
+    /// nothing until the endpoint is dropped.
+    pub fn vnic_endpoint(&self, k: usize) -> Result<crate::VnicEndpoint, String> {
+        crate::endpoint::VnicEndpoint::take(&self.inner, k, self.vnic_count)
+    }
+
     /// Number of vNICs.
     pub fn vnic_count(&self) -> usize {
         self.vnic_count
@@ -686,7 +695,7 @@ pub struct VnicPort {
 }
 
 impl VnicPort {
-    fn port(&self) -> std::sync::MutexGuard<'_, Port> {
+    fn port(&self) -> std::sync::MutexGuard<'_, Option<Port>> {
         self.inner.ports[self.k]
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -704,7 +713,10 @@ impl VnicPort {
         if self.inner.ended().is_some() {
             return false;
         }
-        let r = self.port().tx.push(frame);
+        let r = match self.port().as_mut() {
+            Some(p) => p.tx.push(frame),
+            None => return false,
+        };
         match r {
             Ok(b) => b,
             Err(e) => {
@@ -716,7 +728,8 @@ impl VnicPort {
 
     /// Publishes queued frames, waking the instance if it asked.
     pub fn flush(&self) {
-        if self.port().tx.flush() {
+        let kick = self.port().as_mut().is_some_and(|p| p.tx.flush());
+        if kick {
             self.inner.backend.wake();
         }
     }
@@ -735,7 +748,8 @@ impl VnicPort {
         if self.inner.ended().is_some() {
             return None;
         }
-        let mut p = self.port();
+        let mut g = self.port();
+        let p = g.as_mut()?;
         let mut out = None;
         match p.rx.pop(|d| out = Some(d.to_vec())) {
             Ok(true) => {
@@ -746,7 +760,7 @@ impl VnicPort {
             }
             Ok(false) => None,
             Err(e) => {
-                drop(p);
+                drop(g);
                 self.corrupt(e);
                 None
             }
@@ -767,7 +781,10 @@ impl VnicPort {
             if waited >= timeout {
                 return None;
             }
-            let r = self.port().rx.prepare_to_sleep();
+            let r = match self.port().as_mut() {
+                Some(p) => p.rx.prepare_to_sleep(),
+                None => return None,
+            };
             match r {
                 Ok(true) => self
                     .inner
@@ -784,6 +801,6 @@ impl VnicPort {
 
     /// Frames the host could not queue because the ring was full.
     pub fn full_drops(&self) -> u64 {
-        self.port().tx.full_drops
+        self.port().as_ref().map_or(0, |p| p.tx.full_drops)
     }
 }

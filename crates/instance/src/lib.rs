@@ -8,6 +8,7 @@
 //! level.
 pub mod backend;
 mod console;
+mod endpoint;
 mod error;
 mod instance;
 pub mod platform;
@@ -21,6 +22,7 @@ mod tests;
 
 pub use backend::{Backend, ConsoleSink, Ended, Isolation, LaunchSpec, Prepare, VnicSpec};
 pub use console::ConsoleLimits;
+pub use endpoint::{QueueError, VnicEndpoint, VnicStats};
 pub use error::{ConfigError, CreateError, HandlerError};
 pub use instance::{Instance, InstanceOptions, State, VnicPort};
 

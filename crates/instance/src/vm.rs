@@ -60,6 +60,9 @@ impl Backend for VmBackend {
     fn wait_vnic(&self, k: usize, timeout: Duration) {
         self.vm.wait_vnic(k, timeout)
     }
+    fn kick_fd(&self, k: usize) -> Option<std::os::fd::RawFd> {
+        self.vm.kick_fd(k)
+    }
     fn ended(&self) -> Option<Ended> {
         self.vm.exit().map(|e| match e {
             Exit::Exited(c) => Ended::Exited(c),

@@ -177,6 +177,10 @@ pub struct Producer {
     /// Our head (trusted; published to `hdr.head`).
     head: u32,
     published: u32,
+    /// `head` may advance up to here without looking at the consumer's
+    /// tail again (the last checked tail plus the slot count): one read
+    /// of the peer's cache line per ring's worth of frames, not per frame.
+    limit: u32,
     /// Frames dropped because the ring was full.
     pub full_drops: u64,
 }
@@ -195,8 +199,14 @@ impl Producer {
             v: unsafe { View::new(base, info, dir) },
             head: 0,
             published: 0,
+            limit: 0,
             full_drops: 0,
         }
+    }
+
+    /// The longest frame a slot takes.
+    pub fn buf_size(&self) -> u32 {
+        self.v.buf_size
     }
 
     /// Free slots, from the consumer's published tail (checked).
@@ -217,10 +227,14 @@ impl Producer {
             self.full_drops += 1;
             return Ok(false);
         }
-        if self.free()? == 0 {
-            self.v.hdr().producer_wants_kick.store(1, Ordering::Relaxed);
-            self.full_drops += 1;
-            return Ok(false);
+        if self.head == self.limit {
+            let free = self.free()?;
+            if free == 0 {
+                self.v.hdr().producer_wants_kick.store(1, Ordering::Relaxed);
+                self.full_drops += 1;
+                return Ok(false);
+            }
+            self.limit = self.head.wrapping_add(free);
         }
         let slot = self.v.slot(self.head);
         // Our own slot's buffer: fixed by geometry, never read back.
@@ -315,6 +329,28 @@ impl Consumer {
         let data = unsafe { core::slice::from_raw_parts(buf as *const u8, len) };
         f(data);
         Ok(true)
+    }
+
+    /// Hands up to `max` frames to `f`, reading the producer's head once.
+    /// Returns how many were handed out; stops at the first corrupt slot
+    /// (the frames before it were handed out and consumed).
+    pub fn pop_batch(&mut self, max: u32, mut f: impl FnMut(&[u8])) -> Result<u32, RingError> {
+        let n = self.available()?.min(max);
+        for _ in 0..n {
+            let slot = self.v.slot(self.tail);
+            let idx = slot.buf_idx.load(Ordering::Relaxed);
+            let lf = slot.len_flags.load(Ordering::Relaxed);
+            self.tail = self.tail.wrapping_add(1);
+            let len = (lf & 0xFFFF) as usize;
+            let buf = self.v.buf(idx)?;
+            if len > self.v.buf_size as usize {
+                self.bad_frames += 1;
+                return Err(RingError::Corrupt("slot length exceeds the buffer size"));
+            }
+            // SAFETY: as in `pop`: index and length checked against the pool.
+            f(unsafe { core::slice::from_raw_parts(buf as *const u8, len) });
+        }
+        Ok(n)
     }
 
     /// Publishes consumed slots. Returns true when the producer was waiting

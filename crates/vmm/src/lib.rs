@@ -415,6 +415,13 @@ impl Vm {
         }
     }
 
+    /// vNIC `k`'s kick eventfd (readable after a KICK or the end of the
+    /// VM), for callers that poll many vNICs at once.
+    pub fn kick_fd(&self, k: usize) -> Option<std::os::fd::RawFd> {
+        use std::os::fd::AsRawFd;
+        self.shared.kicks.get(k).map(|e| e.as_raw_fd())
+    }
+
     /// How the VM ended, once it has.
     pub fn exit(&self) -> Option<Exit> {
         self.shared.exit.lock().unwrap().clone()

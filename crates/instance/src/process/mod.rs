@@ -355,6 +355,10 @@ impl Backend for ProcessBackend {
         }
         drain(&self.bells.done);
     }
+    fn kick_fd(&self, k: usize) -> Option<std::os::fd::RawFd> {
+        use std::os::fd::AsRawFd;
+        self.bells.kicks.get(k).map(|e| e.as_raw_fd())
+    }
     fn wait_vnic(&self, k: usize, timeout: Duration) {
         if let Some(kick) = self.bells.kicks.get(k) {
             if self.ended().is_none() {

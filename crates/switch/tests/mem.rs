@@ -1,0 +1,251 @@
+//! The switch between in-memory ports: which frame goes where.
+
+use clickos_switch::ports::mem::{MemSink, MemSource, SinkLog};
+use clickos_switch::{Drop, SwitchHandle, SwitchOptions};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn frame(dst: [u8; 6], src: [u8; 6], tag: u8) -> Vec<u8> {
+    let mut f = Vec::new();
+    f.extend_from_slice(&dst);
+    f.extend_from_slice(&src);
+    f.extend_from_slice(&[0x08, 0x00]);
+    f.extend_from_slice(&[tag; 46]);
+    f
+}
+
+const A: [u8; 6] = [2, 0, 0, 0, 0, 0xa];
+const B: [u8; 6] = [2, 0, 0, 0, 0, 0xb];
+const C: [u8; 6] = [2, 0, 0, 0, 0, 0xc];
+const BCAST: [u8; 6] = [0xff; 6];
+
+fn sink(sw: &SwitchHandle, name: &str) -> (usize, Arc<SinkLog>) {
+    let s = MemSink::new(64, 2048, 1000);
+    let log = s.log();
+    (sw.add_port(name, s.spec()).unwrap(), log)
+}
+
+fn kept(l: &SinkLog) -> Vec<Vec<u8>> {
+    l.kept.lock().unwrap().clone()
+}
+
+/// Waits until `f` holds (the switch runs on its own thread).
+fn until(what: &str, f: impl Fn() -> bool) {
+    let t0 = Instant::now();
+    while !f() {
+        assert!(t0.elapsed() < Duration::from_secs(10), "timed out: {what}");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+#[test]
+fn static_entries_route_unknown_floods_broadcast_floods() {
+    let sw = SwitchHandle::spawn(SwitchOptions::default()).unwrap();
+    let (pb, lb) = sink(&sw, "b");
+    let (pc, lc) = sink(&sw, "c");
+    sw.insert(B, pb).unwrap();
+    sw.insert(C, pc).unwrap();
+    let frames = vec![
+        frame(B, A, 1),
+        frame(C, A, 2),
+        frame(BCAST, A, 3),
+        frame([2, 0, 0, 0, 0, 0xee], A, 4),
+    ];
+    let src = sw
+        .add_port("a", MemSource::new(frames.clone(), 4).spec())
+        .unwrap();
+    until("6 frames delivered", || {
+        kept(&lb).len() + kept(&lc).len() == 6
+    });
+    assert_eq!(kept(&lb), vec![frames[0].clone(), frames[2].clone(), frames[3].clone()]);
+    assert_eq!(kept(&lc), vec![frames[1].clone(), frames[2].clone(), frames[3].clone()]);
+    let st = sw.stop().unwrap();
+    let a = st.port(src).unwrap();
+    assert_eq!(a.counters.rx_packets, 4);
+    assert_eq!(a.counters.total_drops(), 0);
+    assert_eq!(st.port(pb).unwrap().counters.tx_packets, 3);
+    assert_eq!(st.port(pb).unwrap().counters.tx_bytes, 3 * 60);
+    assert_eq!(st.table_entries, 2);
+}
+
+#[test]
+fn without_flooding_unknown_unicast_is_dropped_and_counted() {
+    let sw = SwitchHandle::spawn(SwitchOptions {
+        flood_unknown: false,
+        ..Default::default()
+    })
+    .unwrap();
+    let (pb, lb) = sink(&sw, "b");
+    sw.insert(B, pb).unwrap();
+    let src = sw
+        .add_port(
+            "a",
+            MemSource::new(vec![frame(C, A, 1), frame(B, A, 2), vec![1, 2, 3]], 3).spec(),
+        )
+        .unwrap();
+    until("one frame delivered", || kept(&lb).len() == 1);
+    let st = sw.stats().unwrap();
+    let a = &st.port(src).unwrap().counters;
+    until("counters settle", || {
+        sw.stats().unwrap().port(src).unwrap().counters.rx_packets == 3
+    });
+    let st2 = sw.stats().unwrap();
+    let a2 = &st2.port(src).unwrap().counters;
+    assert_eq!(a2.drops(Drop::NoRoute), 1);
+    assert_eq!(a2.drops(Drop::Runt), 1);
+    assert!(a.rx_packets <= 3);
+    assert_eq!(kept(&lb)[0][14], 2);
+}
+
+#[test]
+fn learning_finds_the_host_and_hairpins_are_dropped() {
+    let sw = SwitchHandle::spawn(SwitchOptions {
+        learning: true,
+        ..Default::default()
+    })
+    .unwrap();
+    let (pb, lb) = sink(&sw, "b");
+    let (_pc, lc) = sink(&sw, "c");
+    // B speaks first (from port b's side we cannot send: a sink does not
+    // receive), so teach the table by a source port that owns B.
+    let pbsrc = sw
+        .add_port("bsrc", MemSource::new(vec![frame(BCAST, B, 9)], 1).spec())
+        .unwrap();
+    until("broadcast flooded", || kept(&lb).len() == 1 && kept(&lc).len() == 1);
+    let rows = sw.table().unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!((rows[0].mac, rows[0].port, rows[0].fixed), (B, pbsrc, false));
+    // Now A → B goes only to bsrc's port, which is a source: hairpin
+    // check from bsrc itself.
+    let back = sw
+        .add_port("again", MemSource::new(vec![frame(B, A, 7)], 1).spec())
+        .unwrap();
+    until("learned route used", || {
+        sw.stats().unwrap().port(pbsrc).unwrap().counters.tx_packets == 1
+    });
+    assert_eq!(kept(&lc).len(), 1, "not flooded once learned");
+    let _ = pb;
+    sw.remove_port(pbsrc).unwrap();
+    let rows = sw.table().unwrap();
+    assert_eq!(rows.len(), 1, "entries of a removed port go");
+    assert_eq!((rows[0].mac, rows[0].port), (A, back));
+}
+
+#[test]
+fn patches_bypass_the_table_and_do_not_take_floods() {
+    let sw = SwitchHandle::spawn(SwitchOptions::default()).unwrap();
+    let (pb, lb) = sink(&sw, "b");
+    let (pc, lc) = sink(&sw, "c");
+    let (s, go) = MemSource::gated(vec![frame(C, A, 5), frame(BCAST, A, 6)], 10);
+    let src = sw.add_port("a", s.spec()).unwrap();
+    sw.insert(C, pc).unwrap();
+    sw.patch(src, Some(pb)).unwrap();
+    go.store(true, Ordering::Release);
+    until("all frames out", || kept(&lb).len() == 10);
+    assert!(kept(&lc).is_empty(), "the patch wins over the table entry for C");
+    // A second source's broadcast reaches b and c but not a, whose
+    // receive side is patched (a patched port takes no floods).
+    let (s2, go2) = MemSource::gated(vec![frame(BCAST, B, 7)], 1);
+    let src2 = sw.add_port("d", s2.spec()).unwrap();
+    go2.store(true, Ordering::Release);
+    until("flood reached b and c", || {
+        kept(&lc).len() == 1 && kept(&lb).len() == 11
+    });
+    assert_eq!(kept(&lb)[10][14], 7);
+    assert_eq!(kept(&lc)[0][14], 7);
+    let st = sw.stats().unwrap();
+    assert_eq!(st.port(src).unwrap().counters.tx_packets, 0);
+    let _ = src2;
+    // Unpatched, a's frames go by the table again.
+    sw.patch(src, None).unwrap();
+    assert!(sw.patch(src, Some(src)).is_err());
+    assert!(sw.patch(src, Some(99)).is_err());
+    assert!(sw.insert(C, 99).is_err());
+}
+
+#[test]
+fn a_full_sink_counts_drops_and_oversize_is_refused() {
+    let sw = SwitchHandle::spawn(SwitchOptions::default()).unwrap();
+    let s = MemSink::new(4, 64, 0);
+    let log = s.log();
+    let pb = sw.add_port("b", s.spec()).unwrap();
+    let mut big = frame(B, A, 1);
+    big.resize(100, 0);
+    let src = sw
+        .add_port("a", MemSource::new(vec![frame(B, A, 1), big], 10).spec())
+        .unwrap();
+    sw.patch(src, Some(pb)).unwrap();
+    until("all frames seen", || {
+        sw.stats().unwrap().port(pb).unwrap().counters.total_drops()
+            + log.frames.load(Ordering::Relaxed)
+            >= 10
+            && sw.stats().unwrap().port(src).unwrap().counters.rx_packets == 10
+    });
+    let st = sw.stop().unwrap();
+    let b = &st.port(pb).unwrap().counters;
+    assert_eq!(b.drops(Drop::Oversize) + b.tx_packets, 10);
+    assert!(b.drops(Drop::Oversize) >= 4);
+}
+
+#[test]
+fn three_hundred_ports_and_a_hundred_thousand_macs() {
+    let sw = SwitchHandle::spawn(SwitchOptions::default()).unwrap();
+    let mut logs = Vec::new();
+    for i in 0..300 {
+        logs.push(sink(&sw, &format!("p{i}")));
+    }
+    for i in 0..100_000u32 {
+        let b = i.to_be_bytes();
+        sw.insert([2, 1, b[0], b[1], b[2], b[3]], logs[(i % 300) as usize].0)
+            .unwrap();
+    }
+    // One frame to each of the last 300 addresses.
+    let frames: Vec<Vec<u8>> = (99_700..100_000u32)
+        .map(|i| {
+            let b = i.to_be_bytes();
+            frame([2, 1, b[0], b[1], b[2], b[3]], A, (i % 251) as u8)
+        })
+        .collect();
+    sw.add_port("src", MemSource::new(frames, 300).spec())
+        .unwrap();
+    until("300 frames", || {
+        logs.iter().map(|(_, l)| kept(l).len()).sum::<usize>() == 300
+    });
+    for i in 99_700..100_000u32 {
+        let (_, l) = &logs[(i % 300) as usize];
+        let k = kept(l);
+        assert_eq!(k.len(), 1, "port {} got one frame", i % 300);
+        assert_eq!(k[0][14], (i % 251) as u8);
+    }
+    assert_eq!(sw.table().unwrap().len(), 100_000);
+}
+
+#[test]
+fn a_duplicate_port_name_and_a_stopped_switch_are_errors() {
+    let sw = SwitchHandle::spawn(SwitchOptions {
+        max_ports: 2,
+        ..Default::default()
+    })
+    .unwrap();
+    sink(&sw, "x");
+    let e = sw
+        .add_port("x", MemSink::new(1, 64, 0).spec())
+        .unwrap_err();
+    assert!(e.contains("named 'x'"), "{e}");
+    let e = sw
+        .add_port("bad", Box::new(|| Err("no such thing".into())))
+        .unwrap_err();
+    assert!(e.contains("port 'bad': no such thing"), "{e}");
+    sink(&sw, "y");
+    let e = sw
+        .add_port("z", MemSink::new(1, 64, 0).spec())
+        .unwrap_err();
+    assert!(e.contains("all 2 ports"), "{e}");
+    let (y, _) = (1usize, ());
+    sw.remove_port(y).unwrap();
+    sink(&sw, "z");
+    let st = sw.stats().unwrap();
+    assert_eq!(st.port(1).unwrap().name, "z", "a freed slot is reused");
+    sw.stop().unwrap();
+}
