@@ -6,6 +6,7 @@
 //! * `clickos elements [NAME | --markdown]` prints the element reference.
 //! * `clickos vm ...` runs and benchmarks instances (`clickos-instance`).
 
+mod datapath;
 mod runcmd;
 mod vmbench;
 mod vmcmd;
@@ -17,6 +18,7 @@ fn top_usage() -> &'static str {
        clickos elements [CLASS | --markdown]
        clickos vm run [OPTIONS] CONFIG [NAME=VALUE]...
        clickos vm bench [OPTIONS]
+       clickos chain [OPTIONS] CONFIG... --in ATTACH --out ATTACH
        clickos --help | --version
 
 Commands:
@@ -26,6 +28,8 @@ Commands:
   vm run     Boot one Click instance (a KVM micro-VM by default) with CONFIG,
              run it until its router stops, print -h handlers, destroy it.
   vm bench   Boot time, density, handler latency and in-instance speed.
+  chain      Boot one instance per CONFIG and chain them through the software
+             switch between two interfaces (or tap devices, or pcap files).
   elements   List the element classes with their summaries; with CLASS, print
              that class's reference; with --markdown, the whole reference.
 "
@@ -97,6 +101,7 @@ fn main() {
             Some("run") => runcmd::main("clickos run", &args[2..], &registry()),
             Some("elements") => elements_cmd(&args[2..]),
             Some("vm") => vmcmd::main(&args[2..]),
+            Some("chain") => datapath::chain_main(&args[2..]),
             Some("--help") | Some("-h") | Some("help") => {
                 print!("{}", top_usage());
                 0

@@ -25,7 +25,15 @@ Options for 'vm run':
   -i, --isolation LEVEL     vm (KVM micro-VM; default where /dev/kvm works),
                             process (confined child process; the default
                             otherwise) or none (a thread; no isolation).
-      --vnics N             Give the instance N vNICs (default 0).
+      --vnics N             Give the instance N vNICs (default 0, or one per
+                            --vnic).
+      --vnic ATTACH         Give the instance its next vNIC (0, 1, ...) and join
+                            it to ATTACH through the software switch: a Linux
+                            interface name, tap:NAME (a tap device, created if
+                            missing) or pcap:IN[,OUT] (replay IN into the vNIC,
+                            capture what it sends to OUT). May repeat.
+      --ring-slots N        vNIC ring size in slots (64 to 4096, power of two;
+                            default 256).
   -t, --time                Print the boot phases and run time.
   -q, --quit                Stop right after booting (after the first task ran).
 
@@ -69,7 +77,7 @@ pub fn default_isolation() -> Isolation {
     level
 }
 
-fn base_options(isolation: Isolation) -> InstanceOptions {
+pub(crate) fn base_options(isolation: Isolation) -> InstanceOptions {
     InstanceOptions {
         isolation,
         helper_exe: std::env::current_exe().ok(),
@@ -84,6 +92,8 @@ struct RunArgs {
     memory: Option<u64>,
     isolation: Option<Isolation>,
     vnics: u32,
+    attach: Vec<clickos_switch::Attach>,
+    slots: u32,
     time: bool,
     quit: bool,
     defines: Vec<(String, String)>,
@@ -97,6 +107,8 @@ fn parse_run_args(args: &[String]) -> Result<RunArgs, String> {
         memory: None,
         isolation: None,
         vnics: 0,
+        attach: Vec::new(),
+        slots: 256,
         time: false,
         quit: false,
         defines: Vec::new(),
@@ -146,6 +158,15 @@ fn parse_run_args(args: &[String]) -> Result<RunArgs, String> {
                         )
                     })?;
             }
+            "--vnic" => r.attach.push(val(&mut i)?.parse()?),
+            "--ring-slots" => {
+                let v = val(&mut i)?;
+                r.slots = v
+                    .parse()
+                    .ok()
+                    .filter(|n: &u32| (64..=4096).contains(n) && n.is_power_of_two())
+                    .ok_or_else(|| format!("bad ring size '{v}' (64 to 4096, a power of two)"))?;
+            }
             "-t" | "--time" => r.time = true,
             "-q" | "--quit" => r.quit = true,
             "--help" => return Err(String::new()),
@@ -169,16 +190,34 @@ fn parse_run_args(args: &[String]) -> Result<RunArgs, String> {
     if r.file.is_none() && r.expr.is_none() {
         return Err("no configuration given".into());
     }
+    if !r.attach.is_empty() {
+        if r.vnics != 0 && r.vnics as usize != r.attach.len() {
+            return Err(format!(
+                "--vnics {} disagrees with the {} --vnic given",
+                r.vnics,
+                r.attach.len()
+            ));
+        }
+        if r.attach.len() > clickos_ring::layout::MAX_VNICS {
+            return Err(format!(
+                "{} --vnic given; an instance has at most {}",
+                r.attach.len(),
+                clickos_ring::layout::MAX_VNICS
+            ));
+        }
+        r.vnics = r.attach.len() as u32;
+    }
     Ok(r)
 }
 
-static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+pub(crate) static INTERRUPTED: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
 
-extern "C" fn on_sigint(_: libc::c_int) {
+pub(crate) extern "C" fn on_sigint(_: libc::c_int) {
     INTERRUPTED.store(true, std::sync::atomic::Ordering::Relaxed);
 }
 
-fn stderr_console() -> clickos_instance::backend::ConsoleSink {
+pub(crate) fn stderr_console() -> clickos_instance::backend::ConsoleSink {
     Arc::new(|_id: u32, text: &str| {
         let mut e = std::io::stderr().lock();
         let _ = e.write_all(text.trim_end_matches('\n').as_bytes());
@@ -227,6 +266,10 @@ pub fn run(args: &[String]) -> i32 {
     } else {
         click_lang::unparse(&flat)
     };
+    if let Err(e) = check_vnic_use(&flat, ra.vnics as usize, &ra.attach) {
+        eprintln!("{e}");
+        return 1;
+    }
     let isolation = ra.isolation.unwrap_or_else(default_isolation);
     let mut opts = base_options(isolation);
     opts.console = Some(stderr_console());
@@ -234,13 +277,7 @@ pub fn run(args: &[String]) -> i32 {
     if let Some(m) = ra.memory {
         opts.memory = m;
     }
-    opts.vnics = (0..ra.vnics)
-        .map(|k| clickos_instance::VnicSpec {
-            slots: 256,
-            buf_size: 2048,
-            mac: [0x52, 0x54, 0, 0x12, 0x34, k as u8],
-        })
-        .collect();
+    opts.vnics = vnic_specs(1, ra.vnics as usize, ra.slots);
     // SAFETY: installs a handler that only stores to an atomic.
     unsafe {
         libc::signal(libc::SIGINT, on_sigint as *const () as libc::sighandler_t);
@@ -255,6 +292,17 @@ pub fn run(args: &[String]) -> i32 {
     };
     let booted = t0.elapsed();
     let mut status = 0;
+    let sw = if ra.attach.is_empty() {
+        None
+    } else {
+        match crate::datapath::attach_one(&inst, &ra.attach) {
+            Ok(sw) => Some(sw),
+            Err(e) => {
+                eprintln!("clickos vm run: {e}");
+                return 1;
+            }
+        }
+    };
     if !ra.quit {
         loop {
             if INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
@@ -272,6 +320,9 @@ pub fn run(args: &[String]) -> i32 {
         }
     }
     let ran = t0.elapsed() - booted;
+    if let Some(sw) = sw {
+        crate::datapath::report(sw);
+    }
     if status == 0 {
         let (out, errs) = read_handlers(&inst, &ra.handlers);
         print!("{out}");
@@ -298,9 +349,80 @@ pub fn run(args: &[String]) -> i32 {
     status
 }
 
+/// vNIC geometry for instance `id`: `n` vNICs of `slots` 2 KiB slots,
+/// MACs 52:54:00:12:ID:K.
+pub fn vnic_specs(id: u32, n: usize, slots: u32) -> Vec<clickos_instance::VnicSpec> {
+    (0..n)
+        .map(|k| clickos_instance::VnicSpec {
+            slots,
+            buf_size: 2048,
+            mac: [0x52, 0x54, 0, 0x12, id as u8, k as u8],
+        })
+        .collect()
+}
+
+/// The vNIC elements, whose first argument is a vNIC number.
+const VNIC_CLASSES: &[&str] = &[
+    "FromDevice",
+    "ToDevice",
+    "FromVNIC",
+    "ToVNIC",
+    "FromNetFront",
+    "ToNetFront",
+];
+
+/// Checks, before booting, that the configuration uses only vNICs the
+/// instance will have, and warns about attached vNICs it never uses.
+pub fn check_vnic_use(
+    flat: &click_lang::FlatConfig,
+    count: usize,
+    attach: &[clickos_switch::Attach],
+) -> Result<(), String> {
+    let mut used = vec![false; count];
+    for e in &flat.elements {
+        if !VNIC_CLASSES.contains(&e.class.as_str()) {
+            continue;
+        }
+        let args = click_lang::split_args(&e.config);
+        let first = args.first().map(|a| a.trim()).unwrap_or("");
+        let Ok(k) = first.parse::<usize>() else {
+            continue;
+        };
+        if k >= count {
+            let have = if attach.is_empty() {
+                format!("{count} vNIC{}", if count == 1 { "" } else { "s" })
+            } else {
+                let list: Vec<String> = attach
+                    .iter()
+                    .enumerate()
+                    .map(|(i, a)| format!("{i}={a}"))
+                    .collect();
+                format!(
+                    "{count} vNIC{} ({})",
+                    if count == 1 { "" } else { "s" },
+                    list.join(", ")
+                )
+            };
+            return Err(format!(
+                "{}:{}: {} uses vNIC {k}, but the instance has {have}; give one --vnic per vNIC",
+                e.landmark.file, e.landmark.line, e.class
+            ));
+        }
+        used[k] = true;
+    }
+    for (k, a) in attach.iter().enumerate() {
+        if !used[k] {
+            eprintln!(
+                "clickos: warning: vNIC {k} ({a}) is attached but the configuration never uses it"
+            );
+        }
+    }
+    Ok(())
+}
+
 /// Click's `-h` semantics: exact names, class names and glob patterns
 /// before the dot; the name is printed when several handlers are read.
-fn read_handlers(inst: &Instance, specs: &[String]) -> (String, Vec<String>) {
+pub(crate) fn read_handlers(inst: &Instance, specs: &[String]) -> (String, Vec<String>) {
     let mut out = String::new();
     let mut errs = Vec::new();
     let elements: Vec<String> = inst.list().unwrap_or_default();

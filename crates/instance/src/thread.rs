@@ -197,7 +197,12 @@ impl Backend for ThreadBackend {
     }
     fn kick_fd(&self, k: usize) -> Option<std::os::fd::RawFd> {
         use std::os::fd::AsRawFd;
-        self.shared.regions.bells.kicks.get(k).map(|e| e.as_raw_fd())
+        self.shared
+            .regions
+            .bells
+            .kicks
+            .get(k)
+            .map(|e| e.as_raw_fd())
     }
     fn wait_vnic(&self, k: usize, timeout: Duration) {
         if let Some(kick) = self.shared.regions.bells.kicks.get(k) {

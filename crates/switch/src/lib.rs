@@ -35,10 +35,12 @@
 //! # Ok::<(), String>(())
 //! ```
 
+pub mod attach;
 pub mod port;
 pub mod ports;
 mod switch;
 pub mod table;
 
+pub use attach::{wire_chain, wire_instance, Attach, Chain, Wired};
 pub use port::{Counters, Drop, Health, Port, PortStats, Refused};
-pub use switch::{Event, PortSpec, Stats, SwitchHandle, SwitchOptions};
+pub use switch::{Event, EventSink, PortSpec, Stats, SwitchHandle, SwitchOptions};

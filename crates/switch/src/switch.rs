@@ -12,6 +12,9 @@ use std::time::{Duration, Instant};
 /// Builds a port on the switch's thread (ports need not be `Send`).
 pub type PortSpec = Box<dyn FnOnce() -> Result<Box<dyn Port>, String> + Send>;
 
+/// Receives events on the switch thread.
+pub type EventSink = Arc<dyn Fn(&Event) + Send + Sync>;
+
 /// Something that happened to a port.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Event {
@@ -56,7 +59,7 @@ pub struct SwitchOptions {
     pub cpu: Option<usize>,
     /// Called on the switch thread for every event (also kept for
     /// [`SwitchHandle::events`]).
-    pub on_event: Option<Arc<dyn Fn(&Event) + Send + Sync>>,
+    pub on_event: Option<EventSink>,
 }
 
 impl Default for SwitchOptions {
@@ -146,7 +149,7 @@ struct Core {
     unflushed: bool,
     sleeps: u64,
     ctl: Arc<Control>,
-    on_event: Option<Arc<dyn Fn(&Event) + Send + Sync>>,
+    on_event: Option<EventSink>,
 }
 
 const BROADCAST_BIT: u8 = 1;
@@ -156,7 +159,11 @@ impl Core {
         let e = Event {
             switch: self.name.clone(),
             port,
-            port_name: self.slots.get(port).map(|s| s.name.clone()).unwrap_or_default(),
+            port_name: self
+                .slots
+                .get(port)
+                .map(|s| s.name.clone())
+                .unwrap_or_default(),
             what,
         };
         if let Some(cb) = &self.on_event {
@@ -404,8 +411,15 @@ impl Core {
     }
 
     fn add_port(&mut self, name: String, spec: PortSpec) -> Result<usize, String> {
-        if self.slots.iter().any(|s| s.port.is_some() && s.name == name) {
-            return Err(format!("switch {}: a port named '{name}' exists", self.name));
+        if self
+            .slots
+            .iter()
+            .any(|s| s.port.is_some() && s.name == name)
+        {
+            return Err(format!(
+                "switch {}: a port named '{name}' exists",
+                self.name
+            ));
         }
         let id = match self.slots.iter().position(|s| s.port.is_none()) {
             Some(i) => i,

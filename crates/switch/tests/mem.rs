@@ -58,8 +58,14 @@ fn static_entries_route_unknown_floods_broadcast_floods() {
     until("6 frames delivered", || {
         kept(&lb).len() + kept(&lc).len() == 6
     });
-    assert_eq!(kept(&lb), vec![frames[0].clone(), frames[2].clone(), frames[3].clone()]);
-    assert_eq!(kept(&lc), vec![frames[1].clone(), frames[2].clone(), frames[3].clone()]);
+    assert_eq!(
+        kept(&lb),
+        vec![frames[0].clone(), frames[2].clone(), frames[3].clone()]
+    );
+    assert_eq!(
+        kept(&lc),
+        vec![frames[1].clone(), frames[2].clone(), frames[3].clone()]
+    );
     let st = sw.stop().unwrap();
     let a = st.port(src).unwrap();
     assert_eq!(a.counters.rx_packets, 4);
@@ -112,10 +118,15 @@ fn learning_finds_the_host_and_hairpins_are_dropped() {
     let pbsrc = sw
         .add_port("bsrc", MemSource::new(vec![frame(BCAST, B, 9)], 1).spec())
         .unwrap();
-    until("broadcast flooded", || kept(&lb).len() == 1 && kept(&lc).len() == 1);
+    until("broadcast flooded", || {
+        kept(&lb).len() == 1 && kept(&lc).len() == 1
+    });
     let rows = sw.table().unwrap();
     assert_eq!(rows.len(), 1);
-    assert_eq!((rows[0].mac, rows[0].port, rows[0].fixed), (B, pbsrc, false));
+    assert_eq!(
+        (rows[0].mac, rows[0].port, rows[0].fixed),
+        (B, pbsrc, false)
+    );
     // Now A → B goes only to bsrc's port, which is a source: hairpin
     // check from bsrc itself.
     let back = sw
@@ -143,7 +154,10 @@ fn patches_bypass_the_table_and_do_not_take_floods() {
     sw.patch(src, Some(pb)).unwrap();
     go.store(true, Ordering::Release);
     until("all frames out", || kept(&lb).len() == 10);
-    assert!(kept(&lc).is_empty(), "the patch wins over the table entry for C");
+    assert!(
+        kept(&lc).is_empty(),
+        "the patch wins over the table entry for C"
+    );
     // A second source's broadcast reaches b and c but not a, whose
     // receive side is patched (a patched port takes no floods).
     let (s2, go2) = MemSource::gated(vec![frame(BCAST, B, 7)], 1);
@@ -229,18 +243,14 @@ fn a_duplicate_port_name_and_a_stopped_switch_are_errors() {
     })
     .unwrap();
     sink(&sw, "x");
-    let e = sw
-        .add_port("x", MemSink::new(1, 64, 0).spec())
-        .unwrap_err();
+    let e = sw.add_port("x", MemSink::new(1, 64, 0).spec()).unwrap_err();
     assert!(e.contains("named 'x'"), "{e}");
     let e = sw
         .add_port("bad", Box::new(|| Err("no such thing".into())))
         .unwrap_err();
     assert!(e.contains("port 'bad': no such thing"), "{e}");
     sink(&sw, "y");
-    let e = sw
-        .add_port("z", MemSink::new(1, 64, 0).spec())
-        .unwrap_err();
+    let e = sw.add_port("z", MemSink::new(1, 64, 0).spec()).unwrap_err();
     assert!(e.contains("all 2 ports"), "{e}");
     let (y, _) = (1usize, ());
     sw.remove_port(y).unwrap();

@@ -30,7 +30,10 @@ impl MemSource {
 
     /// A source that emits nothing until the returned flag is set (so a
     /// test can patch or fill the table first).
-    pub fn gated(frames: Vec<Vec<u8>>, total: u64) -> (MemSource, Arc<std::sync::atomic::AtomicBool>) {
+    pub fn gated(
+        frames: Vec<Vec<u8>>,
+        total: u64,
+    ) -> (MemSource, Arc<std::sync::atomic::AtomicBool>) {
         let g = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let mut s = MemSource::new(frames, total);
         s.gate = Some(g.clone());
@@ -55,7 +58,11 @@ impl Port for MemSource {
         format!("memory source ({} frames)", self.frames.len())
     }
     fn recv(&mut self, max: usize, f: &mut dyn FnMut(&[u8])) -> usize {
-        if self.gate.as_ref().is_some_and(|g| !g.load(Ordering::Acquire)) {
+        if self
+            .gate
+            .as_ref()
+            .is_some_and(|g| !g.load(Ordering::Acquire))
+        {
             return 0;
         }
         let n = (max as u64).min(self.left) as usize;
@@ -83,7 +90,11 @@ impl Port for MemSource {
         None
     }
     fn arm(&mut self) -> bool {
-        self.left == 0 || self.gate.as_ref().is_some_and(|g| !g.load(Ordering::Acquire))
+        self.left == 0
+            || self
+                .gate
+                .as_ref()
+                .is_some_and(|g| !g.load(Ordering::Acquire))
     }
 }
 

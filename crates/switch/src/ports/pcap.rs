@@ -43,7 +43,11 @@ pub struct PcapPort {
 
 impl PcapPort {
     /// `loops`: how many times to replay the input (0: forever).
-    pub fn open(input: Option<&Path>, output: Option<&Path>, loops: u64) -> Result<PcapPort, String> {
+    pub fn open(
+        input: Option<&Path>,
+        output: Option<&Path>,
+        loops: u64,
+    ) -> Result<PcapPort, String> {
         let frames = match input {
             Some(p) => read_frames(p)?,
             None => Vec::new(),
@@ -75,7 +79,11 @@ impl PcapPort {
 
     /// A [`crate::PortSpec`]; the files are opened now, so errors show
     /// here.
-    pub fn spec(input: Option<&Path>, output: Option<&Path>, loops: u64) -> Result<crate::PortSpec, String> {
+    pub fn spec(
+        input: Option<&Path>,
+        output: Option<&Path>,
+        loops: u64,
+    ) -> Result<crate::PortSpec, String> {
         let p = PcapPort::open(input, output, loops)?;
         Ok(Box::new(move || Ok(Box::new(p) as Box<dyn Port>)))
     }
@@ -115,7 +123,12 @@ impl Port for PcapPort {
             let now = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .unwrap_or_default();
-            match w.write_packet(now.as_secs() as i64, now.subsec_nanos(), frame.len() as u32, frame) {
+            match w.write_packet(
+                now.as_secs() as i64,
+                now.subsec_nanos(),
+                frame.len() as u32,
+                frame,
+            ) {
                 Ok(()) => self.written += 1,
                 Err(_) => self.write_errors += 1,
             }
