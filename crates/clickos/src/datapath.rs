@@ -63,13 +63,54 @@ pub fn report(sw: SwitchHandle) {
     }
 }
 
+/// Ends a run whose attachments are all pcap files: once every replay
+/// is done and the counters have not moved for 200 ms.
+pub struct ReplayWatch {
+    last: u64,
+    since: std::time::Instant,
+}
+
+impl ReplayWatch {
+    /// `Some` when every attachment is a pcap file.
+    pub fn new(attach: &[Attach]) -> Option<ReplayWatch> {
+        (!attach.is_empty() && attach.iter().all(|a| matches!(a, Attach::Pcap { .. }))).then(|| {
+            ReplayWatch {
+                last: u64::MAX,
+                since: std::time::Instant::now(),
+            }
+        })
+    }
+
+    pub fn finished(&mut self, sw: &SwitchHandle) -> bool {
+        let Ok(st) = sw.stats() else {
+            return true;
+        };
+        let replaying = st
+            .ports
+            .iter()
+            .any(|p| p.extra.iter().any(|(k, v)| k == "replay_left" && *v > 0));
+        let moved: u64 = st
+            .ports
+            .iter()
+            .map(|p| p.counters.rx_packets + p.counters.tx_packets + p.counters.total_drops())
+            .sum();
+        if replaying || moved != self.last {
+            self.last = moved;
+            self.since = std::time::Instant::now();
+            return false;
+        }
+        self.since.elapsed() >= Duration::from_millis(200)
+    }
+}
+
 pub fn chain_usage() -> &'static str {
     "Usage: clickos chain [OPTION]... CONFIG... --in ATTACH --out ATTACH
 
 Boots one Click instance per CONFIG, each with two vNICs (0 faces the input,
 1 the output), and chains them through the software switch:
 ATTACH(in) <-> first.vNIC0, first.vNIC1 <-> second.vNIC0, ..., last.vNIC1 <->
-ATTACH(out). Runs until Ctrl-C or until an instance's router stops, then prints
+ATTACH(out). Runs until Ctrl-C or until an instance's router stops (or, when both ends are
+pcap files, until the replay is done and nothing moves for 200 ms), then prints
 the -h handlers and the switch's per-port counters.
 
 ATTACH is a Linux interface name, tap:NAME or pcap:IN[,OUT].
@@ -237,9 +278,13 @@ pub fn chain_main(args: &[String]) -> i32 {
         return 1;
     }
     let mut status = 0;
+    let mut replay = ReplayWatch::new(&[input.clone(), output.clone()]);
     if !ca.quit {
         'run: loop {
             if vmcmd::INTERRUPTED.load(Ordering::Relaxed) {
+                break;
+            }
+            if replay.as_mut().is_some_and(|w| w.finished(&sw)) {
                 break;
             }
             for (name, i) in &insts {

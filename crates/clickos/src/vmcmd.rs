@@ -34,6 +34,10 @@ Options for 'vm run':
                             capture what it sends to OUT). May repeat.
       --ring-slots N        vNIC ring size in slots (64 to 4096, power of two;
                             default 256).
+
+With --vnic, 'vm run' prints the switch's per-port counters on standard error
+when it stops. When every --vnic is a pcap file, it stops by itself once the
+replays are done and nothing has moved for 200 ms.
   -t, --time                Print the boot phases and run time.
   -q, --quit                Stop right after booting (after the first task ran).
 
@@ -303,10 +307,16 @@ pub fn run(args: &[String]) -> i32 {
             }
         }
     };
+    let mut replay = crate::datapath::ReplayWatch::new(&ra.attach);
     if !ra.quit {
         loop {
             if INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
                 break;
+            }
+            if let (Some(w), Some(sw)) = (replay.as_mut(), sw.as_ref()) {
+                if w.finished(sw) {
+                    break;
+                }
             }
             match inst.wait_stopped(Duration::from_millis(100)) {
                 Ok(()) => break,

@@ -131,11 +131,14 @@ pub fn wire_instance(
         outside: Vec::new(),
     };
     for (k, a) in attach.iter().enumerate() {
-        let v = sw.add_port(&format!("{prefix}.vnic{k}"), VnicPort::spec(inst, k)?)?;
-        let o = sw.add_port(&a.to_string(), a.spec()?)?;
+        let v = sw.add_port_disabled(&format!("{prefix}.vnic{k}"), VnicPort::spec(inst, k)?)?;
+        let o = sw.add_port_disabled(&a.to_string(), a.spec()?)?;
         sw.wire(v, o)?;
         w.vnics.push(v);
         w.outside.push(o);
+    }
+    for &p in w.vnics.iter().chain(&w.outside) {
+        sw.enable(p)?;
     }
     Ok(w)
 }
@@ -168,20 +171,26 @@ pub fn wire_chain(
             ));
         }
     }
-    let pin = sw.add_port(&format!("in:{input}"), input.spec()?)?;
+    let pin = sw.add_port_disabled(&format!("in:{input}"), input.spec()?)?;
     let mut vnics = Vec::new();
     for (name, i) in insts {
-        let a = sw.add_port(&format!("{name}.vnic0"), VnicPort::spec(i, 0)?)?;
-        let b = sw.add_port(&format!("{name}.vnic1"), VnicPort::spec(i, 1)?)?;
+        let a = sw.add_port_disabled(&format!("{name}.vnic0"), VnicPort::spec(i, 0)?)?;
+        let b = sw.add_port_disabled(&format!("{name}.vnic1"), VnicPort::spec(i, 1)?)?;
         vnics.push((a, b));
     }
-    let pout = sw.add_port(&format!("out:{output}"), output.spec()?)?;
+    let pout = sw.add_port_disabled(&format!("out:{output}"), output.spec()?)?;
     let mut prev = pin;
     for &(a, b) in &vnics {
         sw.wire(prev, a)?;
         prev = b;
     }
     sw.wire(prev, pout)?;
+    sw.enable(pin)?;
+    for &(a, b) in &vnics {
+        sw.enable(a)?;
+        sw.enable(b)?;
+    }
+    sw.enable(pout)?;
     Ok(Chain {
         ends: (pin, pout),
         vnics,

@@ -98,7 +98,8 @@ impl Stats {
 }
 
 enum Cmd {
-    AddPort(String, PortSpec, Sender<Result<usize, String>>),
+    AddPort(String, PortSpec, bool, Sender<Result<usize, String>>),
+    Enable(usize, Sender<Result<(), String>>),
     RemovePort(usize, Sender<Result<(), String>>),
     Patch(usize, Option<usize>, Sender<Result<(), String>>),
     Insert([u8; 6], usize, Sender<Result<(), String>>),
@@ -128,6 +129,9 @@ struct Slot {
     name: String,
     port: Option<Box<dyn Port>>,
     up: bool,
+    /// Receives (a port added disabled waits for `enable`, so that a
+    /// topology can be wired before any frame moves).
+    enabled: bool,
     /// Where every frame received here goes (bypasses the table).
     patch: Option<u16>,
     /// Takes part in flooding (present, up, not a patch source).
@@ -205,10 +209,15 @@ impl Core {
     }
 
     fn flood(&mut self, i: usize, f: &[u8]) {
+        let mut any = false;
         for d in 0..self.slots.len() {
             if d != i && self.slots[d].floods {
                 self.deliver(d, f);
+                any = true;
             }
+        }
+        if !any {
+            self.slots[i].c.drop(Drop::NoRoute);
         }
     }
 
@@ -244,7 +253,7 @@ impl Core {
         let Some(mut src) = self.slots[i].port.take() else {
             return 0;
         };
-        if !self.slots[i].up {
+        if !self.slots[i].up || !self.slots[i].enabled {
             self.slots[i].port = Some(src);
             return 0;
         }
@@ -343,8 +352,12 @@ impl Core {
         let cmds = std::mem::take(&mut *self.ctl.cmds.lock().unwrap_or_else(|e| e.into_inner()));
         for c in cmds {
             match c {
-                Cmd::AddPort(name, spec, reply) => {
-                    let r = self.add_port(name, spec);
+                Cmd::AddPort(name, spec, enabled, reply) => {
+                    let r = self.add_port(name, spec, enabled);
+                    let _ = reply.send(r);
+                }
+                Cmd::Enable(id, reply) => {
+                    let r = self.port_ok(id).map(|()| self.slots[id].enabled = true);
                     let _ = reply.send(r);
                 }
                 Cmd::RemovePort(id, reply) => {
@@ -410,7 +423,7 @@ impl Core {
         false
     }
 
-    fn add_port(&mut self, name: String, spec: PortSpec) -> Result<usize, String> {
+    fn add_port(&mut self, name: String, spec: PortSpec, enabled: bool) -> Result<usize, String> {
         if self
             .slots
             .iter()
@@ -428,6 +441,7 @@ impl Core {
                     name: String::new(),
                     port: None,
                     up: false,
+                    enabled: false,
                     patch: None,
                     floods: false,
                     touched: false,
@@ -447,6 +461,7 @@ impl Core {
             name,
             port: Some(p),
             up: true,
+            enabled,
             patch: None,
             floods: false,
             touched: false,
@@ -632,9 +647,21 @@ impl SwitchHandle {
             .map_err(|_| format!("switch {} has stopped", self.name))
     }
 
-    /// Adds a port built by `spec` on the switch thread; its id.
+    /// Adds a port built by `spec` on the switch thread; its id. It
+    /// receives at once.
     pub fn add_port(&self, name: &str, spec: PortSpec) -> Result<usize, String> {
-        self.ask(|r| Cmd::AddPort(name.to_string(), spec, r))?
+        self.ask(|r| Cmd::AddPort(name.to_string(), spec, true, r))?
+    }
+
+    /// Adds a port that receives nothing until [`enable`](Self::enable)
+    /// (it can be sent to): wire a topology, then enable its ports.
+    pub fn add_port_disabled(&self, name: &str, spec: PortSpec) -> Result<usize, String> {
+        self.ask(|r| Cmd::AddPort(name.to_string(), spec, false, r))?
+    }
+
+    /// Lets a port added disabled receive.
+    pub fn enable(&self, id: usize) -> Result<(), String> {
+        self.ask(|r| Cmd::Enable(id, r))?
     }
 
     /// Removes a port (its table entries and the patches to it go too).
