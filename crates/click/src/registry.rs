@@ -178,3 +178,48 @@ pub fn element_text(s: &ClassSpec) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::element::{ClassSpec, Element};
+
+    fn never() -> alloc::boxed::Box<dyn Element> {
+        unreachable!("documentation only")
+    }
+
+    static OTHER: ClassSpec = ClassSpec {
+        name: "Discard",
+        port_count: "1/0",
+        processing: "a/a",
+        group: "elsewhere",
+        signature: "Discard(ELSEWHERE)",
+        summary: "Discards elsewhere.",
+        description: "",
+        ports: "one input",
+        handlers: &[],
+        live_reconfigure: false,
+        order_sensitive: false,
+        make: never,
+    };
+
+    #[test]
+    fn variants_are_documented_but_never_built() {
+        let mut r = Registry::with_builtin();
+        let own = r.get("Discard").unwrap();
+        r.add_variant("on another host", &OTHER);
+        r.add_variant("on another host", &OTHER);
+        assert!(core::ptr::eq(r.get("Discard").unwrap(), own));
+        assert_eq!(r.iter().filter(|s| s.name == "Discard").count(), 1);
+        assert_eq!(r.variants_of("Discard").len(), 1);
+        let titles: alloc::vec::Vec<String> = r.documented().into_iter().map(|(t, _)| t).collect();
+        let k = titles.iter().position(|t| t == "Discard").unwrap();
+        assert_eq!(titles[k + 1], "Discard (on another host)");
+        let md = r.reference_markdown();
+        assert!(
+            md.contains("- **elsewhere**: [Discard (on another host)](#discard-on-another-host)\n")
+        );
+        assert!(md.contains("## Discard (on another host)\n\n`Discard(ELSEWHERE)`"));
+        assert!(md.contains("[Discard](#discard)"));
+    }
+}
