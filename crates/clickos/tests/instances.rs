@@ -1068,10 +1068,11 @@ fn clickos_todevice_counts_sends_and_drops_when_the_ring_is_full() {
             ..opts(level)
         };
         // 100 frames into a 64-slot ring nobody drains; 3 frames longer
-        // than a 256-byte ring buffer.
+        // than a 256-byte ring buffer. ToDevice's optional output counts
+        // what it sent.
         let i = create_with(
             "InfiniteSource(DATA \\<0200000000110200000000108822>, LENGTH 60, LIMIT 100, BURST 7) \
-             -> td :: ToDevice(0);\n\
+             -> td :: ToDevice(0) -> sent :: Counter -> Discard;\n\
              InfiniteSource(LENGTH 300, LIMIT 3) -> big :: ToDevice(1);",
             &o,
         );
@@ -1086,6 +1087,8 @@ fn clickos_todevice_counts_sends_and_drops_when_the_ring_is_full() {
         }
         assert_eq!(read("td.count"), 64, "{level}");
         assert_eq!(read("td.drops"), 36, "{level}");
+        // As in ClickOS, the packets sent (only those) leave on output 0.
+        assert_eq!(read("sent.count"), 64, "{level}");
         assert_eq!(read("big.count"), 0, "{level}");
         assert_eq!(read("big.drops"), 3, "{level}");
         // What the ring holds is exactly what count says was sent.
