@@ -37,10 +37,12 @@ Commands:
 
 /// The classes this binary knows: the engine's, the userlevel driver's,
 /// and the vNIC elements, documented here too though they initialise
-/// only inside an instance.
+/// only inside an instance. The instance's `FromDevice`/`ToDevice`
+/// (ClickOS's names for its vNIC elements) are documented as variants
+/// "inside an instance": here those names stay the user level's.
 fn registry() -> click::registry::Registry {
     let mut r = clickos_userlevel::elements::registry();
-    clickos_guest::vnic::register(&mut r);
+    clickos_guest::vnic::register_documented(&mut r);
     r
 }
 
@@ -49,9 +51,10 @@ fn elements_cmd(args: &[String]) -> i32 {
     let mut out = std::io::stdout().lock();
     match args.first().map(|s| s.as_str()) {
         None => {
-            let width = reg.iter().map(|s| s.name.len()).max().unwrap_or(0);
-            for s in reg.iter() {
-                let _ = writeln!(out, "{:width$}  {}", s.name, s.summary);
+            let all = reg.documented();
+            let width = all.iter().map(|(t, _)| t.len()).max().unwrap_or(0);
+            for (title, s) in &all {
+                let _ = writeln!(out, "{title:width$}  {}", s.summary);
             }
             0
         }
@@ -63,26 +66,35 @@ fn elements_cmd(args: &[String]) -> i32 {
             let _ = out.write_all(top_usage().as_bytes());
             0
         }
-        Some(name) => match reg.get(name) {
-            Some(spec) => {
-                let _ = out.write_all(click::registry::element_text(spec).as_bytes());
-                0
+        Some(name) if reg.get(name).is_some() || !reg.variants_of(name).is_empty() => {
+            let mut text = String::new();
+            if let Some(spec) = reg.get(name) {
+                text.push_str(&click::registry::element_text(spec));
             }
-            None => {
-                let lower = name.to_ascii_lowercase();
-                let near: Vec<&str> = reg
-                    .iter()
-                    .filter(|s| s.name.to_ascii_lowercase().contains(&lower))
-                    .map(|s| s.name)
-                    .collect();
-                let mut msg = format!("clickos elements: no element class '{name}'");
-                if !near.is_empty() {
-                    msg.push_str(&format!(" (did you mean: {}?)", near.join(", ")));
+            for (host, spec) in reg.variants_of(name) {
+                if !text.is_empty() {
+                    text.push('\n');
                 }
-                eprintln!("{msg}");
-                1
+                text.push_str(&format!("{name} ({host}):\n\n"));
+                text.push_str(&click::registry::element_text(spec));
             }
-        },
+            let _ = out.write_all(text.as_bytes());
+            0
+        }
+        Some(name) => {
+            let lower = name.to_ascii_lowercase();
+            let near: Vec<&str> = reg
+                .iter()
+                .filter(|s| s.name.to_ascii_lowercase().contains(&lower))
+                .map(|s| s.name)
+                .collect();
+            let mut msg = format!("clickos elements: no element class '{name}'");
+            if !near.is_empty() {
+                msg.push_str(&format!(" (did you mean: {}?)", near.join(", ")));
+            }
+            eprintln!("{msg}");
+            1
+        }
     }
 }
 

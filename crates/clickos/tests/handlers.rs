@@ -159,6 +159,23 @@ const NOT_HERE: &[(&str, &str)] = &[
         "ToVNIC",
         "a vNIC exists only inside an instance (tested in instances.rs and vm_cli.rs)",
     ),
+    // ClickOS's names for FromVNIC/ToVNIC (tested in instances.rs, clickos_*)
+    (
+        "FromDevice (inside an instance)",
+        "a vNIC exists only inside an instance (tested in instances.rs)",
+    ),
+    (
+        "ToDevice (inside an instance)",
+        "a vNIC exists only inside an instance (tested in instances.rs)",
+    ),
+    (
+        "FromNetFront",
+        "a vNIC exists only inside an instance (tested in instances.rs)",
+    ),
+    (
+        "ToNetFront",
+        "a vNIC exists only inside an instance (tested in instances.rs)",
+    ),
 ];
 
 /// Classes that need a network device: run in a network namespace of

@@ -707,3 +707,406 @@ fn process_level_has_its_own_namespaces_and_dumps_no_core() {
     }
     assert!(i.read("c.count").is_ok());
 }
+
+// ---- ClickOS's own configurations, unchanged ----------------------------
+//
+// ClickOS (NSDI'14, cnplab/clickos elements/minios/) names its vNIC
+// elements FromDevice(DEVID) / ToDevice(DEVID [, BURST]); the configurations
+// below are written as ClickOS's README and examples write them.
+
+const MAC0: [u8; 6] = [0x02, 0, 0, 0, 0, 0x10];
+const MAC1: [u8; 6] = [0x02, 0, 0, 0, 0, 0x11];
+
+/// Options for an instance with vNICs of these MACs.
+fn opts_vnics(level: Isolation, macs: &[[u8; 6]]) -> InstanceOptions {
+    InstanceOptions {
+        vnics: macs
+            .iter()
+            .map(|&mac| VnicSpec {
+                mac,
+                ..VnicSpec::default()
+            })
+            .collect(),
+        ..opts(level)
+    }
+}
+
+/// An Ethernet frame `dst`, `src`, type 0x88b5 (local experimental), with
+/// a payload that tells frames apart.
+fn test_frame(dst: [u8; 6], src: [u8; 6], tag: u8, len: usize) -> Vec<u8> {
+    let mut f = Vec::with_capacity(len);
+    f.extend_from_slice(&dst);
+    f.extend_from_slice(&src);
+    f.extend_from_slice(&[0x88, 0xb5]);
+    f.extend((0..len - 14).map(|i| tag.wrapping_add(i as u8)));
+    f
+}
+
+/// Lets the instance fall idle, so that the next frame must wake it (the
+/// runtime's wake-up finds receiving elements under every name).
+fn let_idle() {
+    std::thread::sleep(Duration::from_millis(30));
+}
+
+/// Asserts that no frame comes out of `port` within a short while.
+fn assert_silent(port: &clickos_instance::VnicPort, what: &str) {
+    if let Some(f) = port.recv_timeout(Duration::from_millis(50)) {
+        panic!("{what}: unexpected frame {f:02x?}");
+    }
+}
+
+#[test]
+fn clickos_wire_runs_unchanged() {
+    // ClickOS's two-port wire, both directions.
+    const WIRE: &str = "FromDevice(0) -> ToDevice(1);\nFromDevice(1) -> ToDevice(0);\n";
+    each_level(|level| {
+        let i = create_with(WIRE, &opts_vnics(level, &[MAC0, MAC1]));
+        let (p0, p1) = (i.vnic(0).unwrap(), i.vnic(1).unwrap());
+        for round in 0..3u8 {
+            let_idle();
+            let a = test_frame(MAC1, MAC0, round, 60);
+            let b = test_frame(MAC0, MAC1, 0x80 | round, 98);
+            assert!(p0.send_now(&a));
+            let got = p1.recv_timeout(Duration::from_secs(2));
+            assert_eq!(
+                got.as_deref(),
+                Some(&a[..]),
+                "{level}: 0 -> 1, round {round}"
+            );
+            assert_silent(&p0, &format!("{level}: vNIC 0 after 0 -> 1"));
+            let_idle();
+            assert!(p1.send_now(&b));
+            let got = p0.recv_timeout(Duration::from_secs(2));
+            assert_eq!(
+                got.as_deref(),
+                Some(&b[..]),
+                "{level}: 1 -> 0, round {round}"
+            );
+            assert_silent(&p1, &format!("{level}: vNIC 1 after 1 -> 0"));
+        }
+        assert_eq!(i.read("FromDevice@1.count").unwrap().trim(), "3");
+        assert_eq!(i.read("ToDevice@2.count").unwrap().trim(), "3");
+        assert_eq!(i.read("FromDevice@3.count").unwrap().trim(), "3");
+        assert_eq!(i.read("ToDevice@4.count").unwrap().trim(), "3");
+        assert_eq!(i.read("ToDevice@4.drops").unwrap().trim(), "0");
+        // The pre-release names, by MAC and by number, and ClickOS's
+        // positional BURST.
+        i.install(&format!(
+            "FromNetFront({}, BURST 256) -> ToNetFront(0);\nFromDevice(0) -> ToDevice(1, 16);",
+            mac_text(&MAC1)
+        ))
+        .unwrap_or_else(|e| panic!("{level}: {e}"));
+        let_idle();
+        let c = test_frame(MAC0, MAC1, 0x40, 64);
+        assert!(p1.send_now(&c));
+        assert_eq!(
+            p0.recv_timeout(Duration::from_secs(2)).as_deref(),
+            Some(&c[..])
+        );
+        assert!(p0.send_now(&c));
+        assert_eq!(
+            p1.recv_timeout(Duration::from_secs(2)).as_deref(),
+            Some(&c[..])
+        );
+        assert_eq!(i.stop().unwrap(), Ended::Exited(0), "{level}");
+    });
+}
+
+fn mac_text(m: &[u8; 6]) -> String {
+    m.iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
+#[test]
+fn clickos_mirror_runs_unchanged() {
+    // ClickOS's mirror: every frame goes back with its MACs swapped.
+    const MIRROR: &str = "FromDevice(0) -> EtherMirror -> ToDevice(0);";
+    each_level(|level| {
+        let i = create_with(MIRROR, &opts_vnics(level, &[MAC0]));
+        let p = i.vnic(0).unwrap();
+        let peer = [0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f];
+        for (k, len) in [60usize, 61, 1514].into_iter().enumerate() {
+            let_idle();
+            let f = test_frame(MAC0, peer, k as u8, len);
+            assert!(p.send_now(&f));
+            let got = p
+                .recv_timeout(Duration::from_secs(2))
+                .unwrap_or_else(|| panic!("{level}: no mirrored frame"));
+            let mut want = f.clone();
+            want[0..6].copy_from_slice(&peer);
+            want[6..12].copy_from_slice(&MAC0);
+            assert_eq!(got, want, "{level}: frame {k}");
+        }
+        assert_silent(&p, &format!("{level}: after the mirror"));
+        assert_eq!(i.read("ToDevice@3.count").unwrap().trim(), "3");
+        assert_eq!(i.stop().unwrap(), Ended::Exited(0), "{level}");
+    });
+}
+
+/// ClickOS's README ping responder, verbatim (the README's `$IP`/`$MAC`).
+const CLICKOS_PING: &str = r#"define($IP 10.0.20.2);
+define($MAC 00:15:17:15:5d:75);
+
+source :: FromDevice;
+sink   :: ToDevice;
+// classifies packets 
+c :: Classifier(
+    12/0806 20/0001, // ARP Requests goes to output 0
+    12/0806 20/0002, // ARP Replies to output 1
+    12/0800, // ICMP Requests to output 2
+    -); // without a match to output 3
+
+arpq :: ARPQuerier($IP, $MAC);
+arpr :: ARPResponder($IP $MAC);
+
+source -> Print -> c;
+c[0] -> ARPPrint -> arpr -> sink;
+c[1] -> [1]arpq;
+Idle -> [0]arpq;
+arpq -> ARPPrint -> sink;
+c[2] -> CheckIPHeader(14) -> ICMPPingResponder() -> EtherMirror() -> sink;
+c[3] -> Discard;
+"#;
+
+/// The Internet checksum of `data`.
+fn inet_csum(data: &[u8]) -> u16 {
+    let mut sum: u32 = 0;
+    for c in data.chunks(2) {
+        let w = if c.len() == 2 {
+            u16::from_be_bytes([c[0], c[1]])
+        } else {
+            u16::from_be_bytes([c[0], 0])
+        };
+        sum += w as u32;
+    }
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
+/// An ICMP echo request frame, checksums filled in.
+fn echo_request(
+    dst_mac: [u8; 6],
+    src_mac: [u8; 6],
+    src_ip: [u8; 4],
+    dst_ip: [u8; 4],
+    id: u16,
+    seq: u16,
+    payload: &[u8],
+) -> Vec<u8> {
+    let mut f = Vec::new();
+    f.extend_from_slice(&dst_mac);
+    f.extend_from_slice(&src_mac);
+    f.extend_from_slice(&[0x08, 0x00]);
+    let total = (20 + 8 + payload.len()) as u16;
+    let mut ip = vec![0x45, 0, 0, 0, 0x12, 0x34, 0x40, 0, 64, 1, 0, 0];
+    ip[2..4].copy_from_slice(&total.to_be_bytes());
+    ip.extend_from_slice(&src_ip);
+    ip.extend_from_slice(&dst_ip);
+    let c = inet_csum(&ip);
+    ip[10..12].copy_from_slice(&c.to_be_bytes());
+    f.extend_from_slice(&ip);
+    let mut icmp = vec![8, 0, 0, 0];
+    icmp.extend_from_slice(&id.to_be_bytes());
+    icmp.extend_from_slice(&seq.to_be_bytes());
+    icmp.extend_from_slice(payload);
+    let c = inet_csum(&icmp);
+    icmp[2..4].copy_from_slice(&c.to_be_bytes());
+    f.extend_from_slice(&icmp);
+    f
+}
+
+#[test]
+fn clickos_ping_responder_runs_unchanged() {
+    const MY_MAC: [u8; 6] = [0x00, 0x15, 0x17, 0x15, 0x5d, 0x75];
+    const MY_IP: [u8; 4] = [10, 0, 20, 2];
+    const HOST_MAC: [u8; 6] = [0x52, 0x54, 0x00, 0xaa, 0xbb, 0xcc];
+    const HOST_IP: [u8; 4] = [10, 0, 20, 1];
+    each_level(|level| {
+        let i = create_with(CLICKOS_PING, &opts_vnics(level, &[MAC0]));
+        let p = i.vnic(0).unwrap();
+
+        // "who has 10.0.20.2? tell 10.0.20.1", broadcast, padded to 60
+        let_idle();
+        let mut req = Vec::new();
+        req.extend_from_slice(&[0xff; 6]);
+        req.extend_from_slice(&HOST_MAC);
+        req.extend_from_slice(&[0x08, 0x06, 0, 1, 0x08, 0x00, 6, 4, 0, 1]);
+        req.extend_from_slice(&HOST_MAC);
+        req.extend_from_slice(&HOST_IP);
+        req.extend_from_slice(&[0; 6]);
+        req.extend_from_slice(&MY_IP);
+        req.resize(60, 0);
+        assert!(p.send_now(&req));
+        let got = p
+            .recv_timeout(Duration::from_secs(2))
+            .unwrap_or_else(|| panic!("{level}: no ARP reply"));
+        let mut want = Vec::new();
+        want.extend_from_slice(&HOST_MAC);
+        want.extend_from_slice(&MY_MAC);
+        want.extend_from_slice(&[0x08, 0x06, 0, 1, 0x08, 0x00, 6, 4, 0, 2]);
+        want.extend_from_slice(&MY_MAC);
+        want.extend_from_slice(&MY_IP);
+        want.extend_from_slice(&HOST_MAC);
+        want.extend_from_slice(&HOST_IP);
+        assert_eq!(got, want, "{level}: ARP reply");
+        assert_silent(&p, &format!("{level}: after the ARP reply"));
+
+        // An ARP request for another address is not answered.
+        let mut other = req.clone();
+        other[38..42].copy_from_slice(&[10, 0, 20, 99]);
+        assert!(p.send_now(&other));
+        assert_silent(&p, &format!("{level}: ARP request for another address"));
+
+        // Echo requests: replies with MACs and addresses swapped, type 0,
+        // flags and fragment offset cleared and TTL 255 (Click's
+        // ICMPPingResponder), both checksums right.
+        for (seq, len) in [(1u16, 56usize), (2, 0), (3, 1001)] {
+            let_idle();
+            let payload: Vec<u8> = (0..len).map(|k| (k * 7 + seq as usize) as u8).collect();
+            let req = echo_request(MY_MAC, HOST_MAC, HOST_IP, MY_IP, 0xbeef, seq, &payload);
+            assert!(p.send_now(&req));
+            let got = p
+                .recv_timeout(Duration::from_secs(2))
+                .unwrap_or_else(|| panic!("{level}: no echo reply to seq {seq}"));
+            let mut want = req.clone();
+            want[0..6].copy_from_slice(&HOST_MAC);
+            want[6..12].copy_from_slice(&MY_MAC);
+            want[14 + 6..14 + 8].fill(0); // flags (DF) and fragment offset
+            want[14 + 8] = 255; // TTL
+            want[14 + 12..14 + 16].copy_from_slice(&MY_IP);
+            want[14 + 16..14 + 20].copy_from_slice(&HOST_IP);
+            want[14 + 10..14 + 12].fill(0);
+            let c = inet_csum(&want[14..34]);
+            want[14 + 10..14 + 12].copy_from_slice(&c.to_be_bytes());
+            want[34] = 0; // echo reply
+            want[36..38].fill(0);
+            let c = inet_csum(&want[34..]);
+            want[36..38].copy_from_slice(&c.to_be_bytes());
+            assert_eq!(got.len(), want.len(), "{level}: seq {seq}");
+            assert_eq!(got, want, "{level}: echo reply to seq {seq}");
+            // and the checksums verify on the bytes that came back
+            assert_eq!(inet_csum(&got[14..34]), 0, "{level}: IP checksum");
+            assert_eq!(inet_csum(&got[34..]), 0, "{level}: ICMP checksum");
+        }
+        assert_silent(&p, &format!("{level}: after the echo replies"));
+        assert_eq!(i.read("source.count").unwrap().trim(), "5", "{level}");
+        assert_eq!(i.read("sink.count").unwrap().trim(), "4", "{level}");
+        assert_eq!(i.read("sink.drops").unwrap().trim(), "0", "{level}");
+        assert_eq!(i.stop().unwrap(), Ended::Exited(0), "{level}");
+    });
+}
+
+/// The configuration error an instance with two vNICs gives for `config`.
+fn config_error(level: Isolation, config: &str) -> Vec<String> {
+    match Instance::create(next_id(), config, &opts_vnics(level, &[MAC0, MAC1])) {
+        Err(CreateError::Config(ConfigError::Invalid(lines))) => lines,
+        Err(e) => panic!("{level}: {config:?}: expected a configuration error, got {e}"),
+        Ok(_) => panic!("{level}: {config:?} was accepted"),
+    }
+}
+
+#[test]
+fn clickos_device_names_and_numbers_are_checked() {
+    each_level(|level| {
+        let cases = [
+            (
+                "FromDevice(eth0) -> Discard",
+                "no device 'eth0': this instance has 2 vNICs (0, 1) \u{2014} use a number",
+            ),
+            (
+                "Idle -> ToDevice(eth1)",
+                "no device 'eth1': this instance has 2 vNICs (0, 1) \u{2014} use a number",
+            ),
+            (
+                "FromDevice(2) -> Discard",
+                "no vNIC 2: this instance has 2 vNICs (0, 1)",
+            ),
+            (
+                "Idle -> ToDevice(7, 32)",
+                "no vNIC 7: this instance has 2 vNICs (0, 1)",
+            ),
+            (
+                "FromNetFront(00:1a:31:a4:60:ff) -> Discard",
+                "no vNIC with MAC 00:1a:31:a4:60:ff: this instance has 2 vNICs (0, 1) \
+                 (0 = 02:00:00:00:00:10, 1 = 02:00:00:00:00:11)",
+            ),
+            (
+                "FromDevice(-1) -> Discard",
+                "the device number must be >= 0",
+            ),
+        ];
+        for (config, msg) in cases {
+            let lines = config_error(level, config);
+            assert!(
+                lines.iter().any(|l| l.contains(msg)),
+                "{level}: {config:?}: wanted {msg:?} in {lines:?}"
+            );
+        }
+    });
+}
+
+#[test]
+fn clickos_todevice_counts_sends_and_drops_when_the_ring_is_full() {
+    each_level(|level| {
+        let o = InstanceOptions {
+            vnics: vec![
+                VnicSpec {
+                    slots: 64,
+                    buf_size: 256,
+                    mac: MAC0,
+                },
+                VnicSpec {
+                    slots: 64,
+                    buf_size: 256,
+                    mac: MAC1,
+                },
+            ],
+            ..opts(level)
+        };
+        // 100 frames into a 64-slot ring nobody drains; 3 frames longer
+        // than a 256-byte ring buffer. ToDevice's optional output counts
+        // what it sent.
+        let i = create_with(
+            "InfiniteSource(DATA \\<0200000000110200000000108822>, LENGTH 60, LIMIT 100, BURST 7) \
+             -> td :: ToDevice(0) -> sent :: Counter -> Discard;\n\
+             InfiniteSource(LENGTH 300, LIMIT 3) -> big :: ToDevice(1);",
+            &o,
+        );
+        let t0 = Instant::now();
+        let read = |h: &str| -> u64 { i.read(h).unwrap().trim().parse().unwrap() };
+        while read("td.count") + read("td.drops") < 100 || read("big.drops") < 3 {
+            assert!(
+                t0.elapsed() < Duration::from_secs(5),
+                "{level}: sources did not finish"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(read("td.count"), 64, "{level}");
+        assert_eq!(read("td.drops"), 36, "{level}");
+        // As in ClickOS, the packets sent (only those) leave on output 0.
+        assert_eq!(read("sent.count"), 64, "{level}");
+        assert_eq!(read("big.count"), 0, "{level}");
+        assert_eq!(read("big.drops"), 3, "{level}");
+        // What the ring holds is exactly what count says was sent.
+        let p = i.vnic(0).unwrap();
+        let mut n = 0;
+        while let Some(f) = p.recv() {
+            assert_eq!(f.len(), 60, "{level}");
+            assert_eq!(
+                &f[..14],
+                &[2, 0, 0, 0, 0, 0x11, 2, 0, 0, 0, 0, 0x10, 0x88, 0x22]
+            );
+            n += 1;
+        }
+        assert_eq!(n, 64, "{level}: frames on the ring");
+        assert!(i.vnic(1).unwrap().recv().is_none(), "{level}");
+        i.write("td.reset_counts", "").unwrap();
+        assert_eq!(read("td.count"), 0, "{level}");
+        assert_eq!(read("td.drops"), 0, "{level}");
+        assert_eq!(i.stop().unwrap(), Ended::Exited(0), "{level}");
+    });
+}

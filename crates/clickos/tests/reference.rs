@@ -13,6 +13,11 @@ fn docs_elements_md_is_current() {
     assert_eq!(r.code, 0, "stderr: {}", r.err);
     assert!(r.out.starts_with("# Element reference"));
     for class in [
+        "FromDevice",
+        "FromDevice (inside an instance)",
+        "ToDevice (inside an instance)",
+        "FromNetFront",
+        "ToNetFront",
         "FromDump",
         "ToDump",
         "FromIPSummaryDump",
@@ -45,4 +50,27 @@ fn docs_elements_md_is_current() {
          cargo run -p clickos -- elements --markdown > docs/elements.md\n\
          or UPDATE_REFERENCE=1 cargo test -p clickos --test reference, and commit it"
     );
+}
+
+/// ClickOS's names for the vNIC elements are documented "inside an
+/// instance" beside the user level's FromDevice/ToDevice, which `clickos
+/// run` keeps.
+#[test]
+fn instance_variants_are_documented_beside_the_user_level_classes() {
+    let r = run_in(None, bin(), &["elements"]);
+    assert_eq!(r.code, 0, "stderr: {}", r.err);
+    for line in [
+        "FromDevice (inside an instance)",
+        "ToDevice (inside an instance)",
+    ] {
+        assert!(r.out.contains(line), "{line} missing from:\n{}", r.out);
+    }
+    let r = run_in(None, bin(), &["elements", "ToDevice"]);
+    assert_eq!(r.code, 0, "stderr: {}", r.err);
+    let inst = r
+        .out
+        .find("ToDevice (inside an instance):")
+        .expect("the instance's ToDevice");
+    assert!(r.out[..inst].contains("(user level)"), "{}", r.out);
+    assert!(r.out[inst..].contains("ToDevice([DEVID, BURST, KEYWORDS])"));
 }
