@@ -29,6 +29,14 @@ const NOT_RUN: &[(&str, &str)] = &[
         "needs root and a namespace with two links; tests/devices.rs bridges them",
     ),
     (
+        "conf/wire.click --vnic veth0",
+        "needs root and two interfaces; tests/datapath.rs pings through it between namespaces",
+    ),
+    (
+        "clickos chain conf/firewall-vnic.click",
+        "needs root and two interfaces; tests/datapath.rs runs a chain between namespaces",
+    ),
+    (
         "scripts/clicktest ~/click/test",
         "needs a checkout of Click's sources",
     ),
@@ -73,6 +81,14 @@ const EXPECT: &[(&str, &[&str])] = &[
     ),
     ("--isolation process conf/instance.click", &["1000000\n"]),
     ("vm bench --quick", &["| boot: create", "| handler read"]),
+    (
+        "--vnic pcap:tests/data/mixed.pcap",
+        &[
+            "allowed.count:\n20\n",
+            "denied.count:\n17\n",
+            "2>port pcap:tests/data/mixed.pcap rx 52 pkts",
+        ],
+    ),
     ("clickos elements   ", &["IPFilter ", "Counter "]),
     (
         "clickos elements IPFilter",
@@ -81,7 +97,11 @@ const EXPECT: &[(&str, &[&str])] = &[
 ];
 
 /// Commands that need `/dev/kvm` (the default isolation level).
-const NEEDS_KVM: &[&str] = &["vm run conf/instance.click -h", "vm bench"];
+const NEEDS_KVM: &[&str] = &[
+    "vm run conf/instance.click -h",
+    "vm bench",
+    "--vnic pcap:tests/data/mixed.pcap",
+];
 
 /// The shell commands of the tour's first block: continuation lines and
 /// quotes that span lines joined, comment-only and blank lines dropped.
