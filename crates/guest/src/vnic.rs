@@ -506,17 +506,14 @@ impl Element for FromVnic {
         {
             let mut rx = port.rx.borrow_mut();
             let pool = cx.pool();
-            while got.len() < self.burst {
-                match rx.pop(|d| got.push(pool.make(DEFAULT_HEADROOM, d, 0))) {
-                    Ok(true) => {}
-                    Ok(false) => break,
-                    Err(e) => {
-                        drop(rx);
-                        t.broke(self.vnic, e);
-                        rx = port.rx.borrow_mut();
-                        break;
-                    }
-                }
+            // One read of the host's index for the whole batch.
+            let r = rx.pop_batch(self.burst as u32, |d| {
+                got.push(pool.make(DEFAULT_HEADROOM, d, 0))
+            });
+            if let Err(e) = r {
+                drop(rx);
+                t.broke(self.vnic, e);
+                rx = port.rx.borrow_mut();
             }
             if !got.is_empty() {
                 room_wanted = rx.release();
