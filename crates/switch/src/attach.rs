@@ -126,18 +126,30 @@ pub fn wire_instance(
             if inst.vnic_count() == 1 { "" } else { "s" }
         ));
     }
-    let mut w = Wired {
-        vnics: Vec::new(),
-        outside: Vec::new(),
-    };
-    for (k, a) in attach.iter().enumerate() {
-        let v = sw.add_port(&format!("{prefix}.vnic{k}"), VnicPort::spec(inst, k)?)?;
-        let o = sw.add_port(&a.to_string(), a.spec()?)?;
-        sw.wire(v, o)?;
-        w.vnics.push(v);
-        w.outside.push(o);
-    }
-    Ok(w)
+    held(sw, || {
+        let mut w = Wired {
+            vnics: Vec::new(),
+            outside: Vec::new(),
+        };
+        for (k, a) in attach.iter().enumerate() {
+            let v = sw.add_port(&format!("{prefix}.vnic{k}"), VnicPort::spec(inst, k)?)?;
+            let o = sw.add_port(&a.to_string(), a.spec()?)?;
+            sw.wire(v, o)?;
+            w.vnics.push(v);
+            w.outside.push(o);
+        }
+        Ok(w)
+    })
+}
+
+/// Runs `f` with the switch held, so that the ports it adds move no frame
+/// before every patch is set (a replayed capture or an instance that sends
+/// at once would otherwise lose frames to the table's flooding).
+fn held<T>(sw: &SwitchHandle, f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+    sw.hold(true)?;
+    let r = f();
+    sw.hold(false)?;
+    r
 }
 
 /// Ports of a chain: `ends` = (in, out); `vnics[i]` = instance i's
@@ -168,23 +180,25 @@ pub fn wire_chain(
             ));
         }
     }
-    let pin = sw.add_port(&format!("in:{input}"), input.spec()?)?;
-    let mut vnics = Vec::new();
-    for (name, i) in insts {
-        let a = sw.add_port(&format!("{name}.vnic0"), VnicPort::spec(i, 0)?)?;
-        let b = sw.add_port(&format!("{name}.vnic1"), VnicPort::spec(i, 1)?)?;
-        vnics.push((a, b));
-    }
-    let pout = sw.add_port(&format!("out:{output}"), output.spec()?)?;
-    let mut prev = pin;
-    for &(a, b) in &vnics {
-        sw.wire(prev, a)?;
-        prev = b;
-    }
-    sw.wire(prev, pout)?;
-    Ok(Chain {
-        ends: (pin, pout),
-        vnics,
+    held(sw, || {
+        let pin = sw.add_port(&format!("in:{input}"), input.spec()?)?;
+        let mut vnics = Vec::new();
+        for (name, i) in insts {
+            let a = sw.add_port(&format!("{name}.vnic0"), VnicPort::spec(i, 0)?)?;
+            let b = sw.add_port(&format!("{name}.vnic1"), VnicPort::spec(i, 1)?)?;
+            vnics.push((a, b));
+        }
+        let pout = sw.add_port(&format!("out:{output}"), output.spec()?)?;
+        let mut prev = pin;
+        for &(a, b) in &vnics {
+            sw.wire(prev, a)?;
+            prev = b;
+        }
+        sw.wire(prev, pout)?;
+        Ok(Chain {
+            ends: (pin, pout),
+            vnics,
+        })
     })
 }
 

@@ -106,6 +106,7 @@ enum Cmd {
     Table(Sender<Vec<TableRow>>),
     Stats(Sender<Stats>),
     Learning(bool),
+    Hold(bool),
     Stop(Sender<Stats>),
 }
 
@@ -147,6 +148,8 @@ struct Core {
     touched: Vec<u16>,
     /// Flushes left pending by a port (do not sleep).
     unflushed: bool,
+    /// Forwarding stopped by [`SwitchHandle::hold`]; commands still run.
+    held: bool,
     sleeps: u64,
     ctl: Arc<Control>,
     on_event: Option<EventSink>,
@@ -394,6 +397,7 @@ impl Core {
                     let _ = reply.send(self.stats());
                 }
                 Cmd::Learning(on) => self.learning = on,
+                Cmd::Hold(on) => self.held = on,
                 Cmd::Stop(reply) => {
                     self.flush_touched();
                     let st = self.stats();
@@ -521,6 +525,19 @@ impl Core {
                     return;
                 }
             }
+            if self.held {
+                // Only commands (which ring the bell) end a hold.
+                let mut bell = [libc::pollfd {
+                    fd: self.ctl.bell.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                }];
+                if !self.ctl.pending.load(Ordering::Acquire) {
+                    let _ = clickos_sys::ppoll(&mut bell, Some(Duration::from_millis(100)));
+                }
+                drain(&self.ctl.bell);
+                continue;
+            }
             let mut moved = 0;
             for i in 0..self.slots.len() {
                 moved += self.forward(i);
@@ -584,6 +601,7 @@ impl SwitchHandle {
             max_ports: o.max_ports,
             touched: Vec::new(),
             unflushed: false,
+            held: false,
             sleeps: 0,
             ctl: ctl2,
             on_event: o.on_event.clone(),
@@ -676,6 +694,21 @@ impl SwitchHandle {
 
     pub fn set_learning(&self, on: bool) {
         self.send(Cmd::Learning(on));
+    }
+
+    /// Stops forwarding (`true`) until called with `false`; commands are
+    /// still carried out. Ports added and patched while the switch is held
+    /// start moving frames together, once every patch is in place: a port
+    /// that moved frames before its patch was set would send them through
+    /// the table, i.e. flood them to whatever happened to be unpatched then
+    /// (often nothing, so they vanished uncounted).
+    pub fn hold(&self, on: bool) -> Result<(), String> {
+        if self.ctl.stopped.load(Ordering::Acquire) {
+            return Err(format!("switch {} has stopped", self.name));
+        }
+        // Commands run in order: whatever is asked after this sees it.
+        self.send(Cmd::Hold(on));
+        Ok(())
     }
 
     /// Events so far (taken: each is returned once).
