@@ -982,7 +982,8 @@ const PLAIN_WIRE: &str =
     "FromVNIC(0) -> c0 :: Counter -> ToVNIC(1);\nFromVNIC(1) -> c1 :: Counter -> ToVNIC(0);\n";
 
 /// Replays `input` into vNIC 0 of a plain wire and captures vNIC 1;
-/// waits until the replay has gone through (or `settle`), then stops it.
+/// once the ports are wired (the capture file exists), gives the replay
+/// `settle` to go through, then stops it.
 fn replay(level: &str, dir: &Path, input: &[Vec<u8>], settle: Duration) -> (Done, Vec<Vec<u8>>) {
     let cfg = write(dir, "plain.click", PLAIN_WIRE);
     let (inp, out) = (
@@ -998,7 +999,16 @@ fn replay(level: &str, dir: &Path, input: &[Vec<u8>], settle: Duration) -> (Done
         "vm", "run", "-i", level, &cfg, "--vnic", &a0, "--vnic", &a1, "-h", "c0.count", "-h",
         "c1.count",
     ]);
-    let p = Proc::spawn(c);
+    let mut p = Proc::spawn(c);
+    let t0 = Instant::now();
+    while !out.exists() {
+        p.check_running();
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "{level}: never wired"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
     std::thread::sleep(settle);
     let d = p.stop();
     d.ok(level);
@@ -1014,7 +1024,7 @@ fn pcap_replay_through_a_wire_is_exact() {
     let dir = tmpdir("dp-pcap");
     let input = frames(100);
     for level in levels() {
-        let (d, got) = replay(level, &dir, &input, Duration::from_millis(1500));
+        let (d, got) = replay(level, &dir, &input, Duration::from_millis(300));
         assert_eq!(
             got.len(),
             input.len(),
@@ -1182,7 +1192,7 @@ fn oversize_frames_are_counted_and_the_rest_pass() {
     big.resize(3000, 0xab);
     input.insert(5, big);
     for level in levels() {
-        let (d, got) = replay(level, &dir, &input, Duration::from_millis(1200));
+        let (d, got) = replay(level, &dir, &input, Duration::from_millis(300));
         let mut want = input.clone();
         want.remove(5);
         assert!(got == want, "{level}: capture: {}", summary(&got));
