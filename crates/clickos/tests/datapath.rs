@@ -985,6 +985,25 @@ const PLAIN_WIRE: &str =
 /// once the ports are wired (the capture file exists), gives the replay
 /// `settle` to go through, then stops it.
 fn replay(level: &str, dir: &Path, input: &[Vec<u8>], settle: Duration) -> (Done, Vec<Vec<u8>>) {
+    replay_with(level, dir, input, settle, |cfg, a0, a1| {
+        [
+            "vm", "run", "-i", level, cfg, "--vnic", a0, "--vnic", a1, "-h", "c0.count", "-h",
+            "c1.count",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    })
+}
+
+/// [`replay`] with the command line made by `args(CONFIG, IN, OUT)`.
+fn replay_with(
+    level: &str,
+    dir: &Path,
+    input: &[Vec<u8>],
+    settle: Duration,
+    args: impl Fn(&str, &str, &str) -> Vec<String>,
+) -> (Done, Vec<Vec<u8>>) {
     let cfg = write(dir, "plain.click", PLAIN_WIRE);
     let (inp, out) = (
         dir.join(format!("in-{level}.pcap")),
@@ -995,10 +1014,7 @@ fn replay(level: &str, dir: &Path, input: &[Vec<u8>], settle: Duration) -> (Done
     let a0 = format!("pcap:{}", inp.display());
     let a1 = format!("pcap:,{}", out.display());
     let mut c = Command::new(bin());
-    c.args([
-        "vm", "run", "-i", level, &cfg, "--vnic", &a0, "--vnic", &a1, "-h", "c0.count", "-h",
-        "c1.count",
-    ]);
+    c.args(args(&cfg, &a0, &a1));
     let mut p = Proc::spawn(c);
     let t0 = Instant::now();
     while !out.exists() {
@@ -1048,6 +1064,47 @@ fn pcap_replay_through_a_wire_is_exact() {
         assert_eq!((a0.rx, a0.tx), (100, 0), "{}", a0.line);
         assert_eq!(d.port("i1.vnic0").tx, 100);
         assert_eq!(d.port("i1.vnic1").rx, 100);
+    }
+}
+
+/// (5, chain) The same capture through `clickos chain` of three
+/// instances.
+#[test]
+fn pcap_replay_through_a_chain_is_exact() {
+    let dir = tmpdir("dp-pchain");
+    let input = frames(100);
+    for level in levels() {
+        let (d, got) = replay_with(
+            level,
+            &dir,
+            &input,
+            Duration::from_millis(300),
+            |cfg, a0, a1| {
+                let a0 = a0.strip_prefix("pcap:").unwrap();
+                let a1 = a1.strip_prefix("pcap:").unwrap();
+                [
+                    "chain",
+                    "-i",
+                    level,
+                    cfg,
+                    cfg,
+                    cfg,
+                    "--in",
+                    &format!("pcap:{a0}"),
+                    "--out",
+                    &format!("pcap:{a1}"),
+                    "-h",
+                    "c0.count",
+                ]
+                .iter()
+                .map(|s| s.to_string())
+                .collect()
+            },
+        );
+        assert!(got == input, "{level}: captured {}", summary(&got));
+        for n in 1..=3 {
+            assert_eq!(d.chain_handler(n, "c0.count"), 100, "{level}: instance {n}");
+        }
     }
 }
 
