@@ -107,6 +107,7 @@ enum Cmd {
     Table(Sender<Vec<TableRow>>),
     Stats(Sender<Stats>),
     Learning(bool),
+    Hold(bool),
     Stop(Sender<Stats>),
 }
 
@@ -151,6 +152,8 @@ struct Core {
     touched: Vec<u16>,
     /// Flushes left pending by a port (do not sleep).
     unflushed: bool,
+    /// Forwarding stopped by [`SwitchHandle::hold`]; commands still run.
+    held: bool,
     sleeps: u64,
     ctl: Arc<Control>,
     on_event: Option<EventSink>,
@@ -407,6 +410,7 @@ impl Core {
                     let _ = reply.send(self.stats());
                 }
                 Cmd::Learning(on) => self.learning = on,
+                Cmd::Hold(on) => self.held = on,
                 Cmd::Stop(reply) => {
                     self.flush_touched();
                     let st = self.stats();
@@ -536,6 +540,19 @@ impl Core {
                     return;
                 }
             }
+            if self.held {
+                // Only commands (which ring the bell) end a hold.
+                let mut bell = [libc::pollfd {
+                    fd: self.ctl.bell.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                }];
+                if !self.ctl.pending.load(Ordering::Acquire) {
+                    let _ = clickos_sys::ppoll(&mut bell, Some(Duration::from_millis(100)));
+                }
+                drain(&self.ctl.bell);
+                continue;
+            }
             let mut moved = 0;
             for i in 0..self.slots.len() {
                 moved += self.forward(i);
@@ -599,6 +616,7 @@ impl SwitchHandle {
             max_ports: o.max_ports,
             touched: Vec::new(),
             unflushed: false,
+            held: false,
             sleeps: 0,
             ctl: ctl2,
             on_event: o.on_event.clone(),
@@ -703,6 +721,20 @@ impl SwitchHandle {
 
     pub fn set_learning(&self, on: bool) {
         self.send(Cmd::Learning(on));
+    }
+
+    /// Stops all forwarding (`true`) until called with `false`; commands
+    /// are still carried out (a pause; to wire new ports into a running
+    /// switch without stopping the others, add them with
+    /// [`add_port_disabled`](Self::add_port_disabled) and enable them once
+    /// patched).
+    pub fn hold(&self, on: bool) -> Result<(), String> {
+        if self.ctl.stopped.load(Ordering::Acquire) {
+            return Err(format!("switch {} has stopped", self.name));
+        }
+        // Commands run in order: whatever is asked after this sees it.
+        self.send(Cmd::Hold(on));
+        Ok(())
     }
 
     /// Events so far (taken: each is returned once).

@@ -259,3 +259,27 @@ fn a_duplicate_port_name_and_a_stopped_switch_are_errors() {
     assert_eq!(st.port(1).unwrap().name, "z", "a freed slot is reused");
     sw.stop().unwrap();
 }
+
+#[test]
+fn a_held_switch_moves_nothing_until_released() {
+    let sw = SwitchHandle::spawn(SwitchOptions::default()).unwrap();
+    sw.hold(true).unwrap();
+    // a source added before its destination and its patch: unheld, its
+    // first burst would be flooded to nobody and vanish
+    let frames: Vec<Vec<u8>> = (0..200).map(|i| frame(B, A, i as u8)).collect();
+    let src = sw
+        .add_port("a", MemSource::new(frames.clone(), 200).spec())
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    let (pb, lb) = sink(&sw, "b");
+    sw.patch(src, Some(pb)).unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    let st = sw.stats().unwrap();
+    assert_eq!(st.port(src).unwrap().counters.rx_packets, 0, "held");
+    sw.hold(false).unwrap();
+    until("200 frames delivered", || kept(&lb).len() == 200);
+    assert_eq!(kept(&lb), frames);
+    let st = sw.stop().unwrap();
+    assert_eq!(st.port(src).unwrap().counters.rx_packets, 200);
+    assert_eq!(st.port(pb).unwrap().counters.total_drops(), 0);
+}
