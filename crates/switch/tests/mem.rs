@@ -283,3 +283,181 @@ fn a_held_switch_moves_nothing_until_released() {
     assert_eq!(st.port(src).unwrap().counters.rx_packets, 200);
     assert_eq!(st.port(pb).unwrap().counters.total_drops(), 0);
 }
+
+/// A port whose health a test controls, that receives what the test
+/// pushes and logs what it is sent.
+struct TestPort {
+    down: Arc<std::sync::atomic::AtomicBool>,
+    inbox: Arc<std::sync::Mutex<Vec<Vec<u8>>>>,
+    sent: Arc<std::sync::Mutex<Vec<Vec<u8>>>>,
+}
+
+impl clickos_switch::Port for TestPort {
+    fn kind(&self) -> &'static str {
+        "test"
+    }
+    fn describe(&self) -> String {
+        "test port".into()
+    }
+    fn recv(&mut self, max: usize, f: &mut dyn FnMut(&[u8])) -> usize {
+        let mut q = self.inbox.lock().unwrap();
+        let n = q.len().min(max);
+        for fr in q.drain(..n) {
+            f(&fr);
+        }
+        n
+    }
+    fn queue(&mut self, frame: &[u8]) -> Result<(), clickos_switch::Refused> {
+        self.sent.lock().unwrap().push(frame.to_vec());
+        Ok(())
+    }
+    fn flush(&mut self) -> bool {
+        false
+    }
+    fn max_frame(&self) -> usize {
+        2048
+    }
+    fn poll_fd(&self) -> Option<std::os::fd::RawFd> {
+        None
+    }
+    fn arm(&mut self) -> bool {
+        self.inbox.lock().unwrap().is_empty()
+    }
+    fn health(&mut self) -> clickos_switch::Health {
+        if self.down.load(Ordering::Relaxed) {
+            clickos_switch::Health::Down("gone".into())
+        } else {
+            clickos_switch::Health::Up
+        }
+    }
+}
+
+type Shared<T> = Arc<std::sync::Mutex<T>>;
+
+fn test_port(
+    sw: &SwitchHandle,
+    name: &str,
+) -> (
+    usize,
+    Arc<std::sync::atomic::AtomicBool>,
+    Shared<Vec<Vec<u8>>>,
+    Shared<Vec<Vec<u8>>>,
+) {
+    let down = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let inbox: Shared<Vec<Vec<u8>>> = Default::default();
+    let sent: Shared<Vec<Vec<u8>>> = Default::default();
+    let p = TestPort {
+        down: down.clone(),
+        inbox: inbox.clone(),
+        sent: sent.clone(),
+    };
+    let id = sw
+        .add_port(
+            name,
+            Box::new(move || Ok(Box::new(p) as Box<dyn clickos_switch::Port>)),
+        )
+        .unwrap();
+    (id, down, inbox, sent)
+}
+
+#[test]
+fn a_port_that_goes_down_is_reported_and_takes_nothing() {
+    let sw = SwitchHandle::spawn(SwitchOptions::default()).unwrap();
+    let (x, xdown, _xin, xsent) = test_port(&sw, "x");
+    let (y, _ydown, yin, ysent) = test_port(&sw, "y");
+    sw.wire(x, y).unwrap();
+    yin.lock().unwrap().push(frame(A, B, 1));
+    until("frame 1 crossed", || xsent.lock().unwrap().len() == 1);
+    xdown.store(true, Ordering::Relaxed);
+    until("x reported down", || {
+        sw.stats().unwrap().port(x).unwrap().health != clickos_switch::Health::Up
+    });
+    let ev = sw.events();
+    assert_eq!(ev.len(), 1, "{ev:?}");
+    assert_eq!((ev[0].port, ev[0].port_name.as_str()), (x, "x"));
+    assert_eq!(
+        ev[0].to_string(),
+        format!("switch sw0: port {x} (x): down: gone")
+    );
+    yin.lock().unwrap().push(frame(A, B, 2));
+    until("frame 2 counted", || {
+        sw.stats()
+            .unwrap()
+            .port(x)
+            .unwrap()
+            .counters
+            .drops(Drop::Down)
+            == 1
+    });
+    assert_eq!(
+        xsent.lock().unwrap().len(),
+        1,
+        "a down port is sent nothing"
+    );
+    assert!(ysent.lock().unwrap().is_empty());
+    let st = sw.stats().unwrap();
+    assert_eq!(st.by_name("y").unwrap().id, y);
+    assert_eq!(st.by_name("y").unwrap().counters.rx_packets, 2);
+    assert_eq!(st.by_name("y").unwrap().counters.rx_bytes, 120);
+    assert!(st.by_name("z").is_none());
+}
+
+#[test]
+fn hairpins_runts_and_the_ethernet_header_boundary() {
+    let sw = SwitchHandle::spawn(SwitchOptions {
+        flood_unknown: false,
+        ..Default::default()
+    })
+    .unwrap();
+    let (x, _, xin, xsent) = test_port(&sw, "x");
+    let (y, _, _yin, ysent) = test_port(&sw, "y");
+    sw.insert(B, x).unwrap();
+    sw.insert(C, y).unwrap();
+    let mut header_only = frame(C, A, 0);
+    header_only.truncate(14);
+    let mut runt = header_only.clone();
+    runt.truncate(13);
+    xin.lock().unwrap().extend([
+        frame(B, A, 1),
+        header_only.clone(),
+        runt,
+        frame([2, 0, 0, 0, 0, 0xee], A, 2),
+    ]);
+    until("all four seen", || {
+        sw.stats().unwrap().port(x).unwrap().counters.rx_packets == 4
+    });
+    let st = sw.stats().unwrap();
+    let c = &st.port(x).unwrap().counters;
+    assert_eq!(c.drops(Drop::Hairpin), 1);
+    assert_eq!(c.drops(Drop::Runt), 1);
+    assert_eq!(c.drops(Drop::NoRoute), 1);
+    assert_eq!(*ysent.lock().unwrap(), vec![header_only]);
+    assert!(xsent.lock().unwrap().is_empty());
+}
+
+#[test]
+fn a_disabled_port_receives_nothing_until_enabled_and_removed_ports_are_gone() {
+    let sw = SwitchHandle::spawn(SwitchOptions::default()).unwrap();
+    let (pb, lb) = sink(&sw, "b");
+    let src = sw
+        .add_port_disabled("a", MemSource::new(vec![frame(B, A, 3)], 5).spec())
+        .unwrap();
+    sw.patch(src, Some(pb)).unwrap();
+    std::thread::sleep(Duration::from_millis(30));
+    assert_eq!(
+        sw.stats().unwrap().port(src).unwrap().counters.rx_packets,
+        0
+    );
+    sw.enable(src).unwrap();
+    until("five delivered", || kept(&lb).len() == 5);
+    sw.remove_port(pb).unwrap();
+    assert!(
+        sw.patch(src, Some(pb)).is_err(),
+        "a removed port cannot be patched to"
+    );
+    assert!(sw.insert(B, pb).is_err());
+    assert!(sw.enable(pb).is_err());
+    assert!(sw.remove_port(pb).is_err());
+    let st = sw.stats().unwrap();
+    assert!(st.port(pb).is_none());
+}
