@@ -334,15 +334,14 @@ impl clickos_switch::Port for TestPort {
 
 type Shared<T> = Arc<std::sync::Mutex<T>>;
 
-fn test_port(
-    sw: &SwitchHandle,
-    name: &str,
-) -> (
+type TestPortHandles = (
     usize,
     Arc<std::sync::atomic::AtomicBool>,
     Shared<Vec<Vec<u8>>>,
     Shared<Vec<Vec<u8>>>,
-) {
+);
+
+fn test_port(sw: &SwitchHandle, name: &str) -> TestPortHandles {
     let down = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let inbox: Shared<Vec<Vec<u8>>> = Default::default();
     let sent: Shared<Vec<Vec<u8>>> = Default::default();
