@@ -460,3 +460,28 @@ fn a_disabled_port_receives_nothing_until_enabled_and_removed_ports_are_gone() {
     let st = sw.stats().unwrap();
     assert!(st.port(pb).is_none());
 }
+
+#[test]
+fn an_idle_switch_sleeps_and_a_busy_one_does_not() {
+    let sw = SwitchHandle::spawn(SwitchOptions::default()).unwrap();
+    let (pb, _lb) = sink(&sw, "b");
+    let (s, go) = MemSource::gated(vec![frame(B, A, 1)], u64::MAX);
+    let src = sw.add_port("a", s.spec()).unwrap();
+    sw.patch(src, Some(pb)).unwrap();
+    // Idle (the source is gated): the switch arms its ports and sleeps.
+    until("slept", || sw.stats().unwrap().sleeps >= 2);
+    // Busy: an always-ready source keeps it polling.
+    go.store(true, Ordering::Release);
+    until("forwarding", || {
+        sw.stats().unwrap().port(pb).unwrap().counters.tx_packets > 1000
+    });
+    let before = sw.stats().unwrap().sleeps;
+    std::thread::sleep(Duration::from_millis(150));
+    let after = sw.stats().unwrap().sleeps;
+    // Each stats request wakes it once at most; no sleeps of its own.
+    assert!(
+        after - before <= 1,
+        "slept {} times while busy",
+        after - before
+    );
+}
