@@ -74,8 +74,15 @@ pub fn drive(router: &Router, vclock: Option<&VirtualClock>) {
 /// How many busy passes between looks at the clock for socket polling (a
 /// pass is up to 128 task runs, so the clock is read every pass).
 const POLL_PASSES: u32 = 1;
-/// How often watched descriptors are polled while the router is busy.
-const BUSY_POLL: Duration = Duration::from_millis(1);
+/// How often watched descriptors are polled while the router is busy. A
+/// FromDevice whose ring ran dry keeps its task running for a while
+/// (`BUSY_POLL`, 200 µs by default) so the router counts as busy meanwhile;
+/// the other descriptors (a second interface waiting for the reply to what
+/// the first one just forwarded) must still be seen at once, or every
+/// round trip through a forwarder waits out that spin. A zero-timeout
+/// `ppoll` costs about a microsecond; under full load a pass lasts far
+/// longer than this interval, so it is about one call per pass.
+const BUSY_POLL: Duration = Duration::from_micros(10);
 
 /// The scheduler loop: run tasks; when only timers remain, wait on the
 /// selector's descriptors (or sleep, or move the virtual clock) until the
