@@ -33,6 +33,9 @@ pub struct VnicTable {
     ports: Vec<Port>,
     kick: Box<dyn Fn(usize)>,
     console: Box<dyn Fn(&str)>,
+    /// Frames received on any vNIC so far (the runtime polls a little
+    /// before sleeping after traffic).
+    frames_in: Cell<u64>,
 }
 
 impl VnicTable {
@@ -77,6 +80,7 @@ impl VnicTable {
             ports,
             kick: Box::new(move |k| pk.kick(k)),
             console: Box::new(move |s| p.console(s)),
+            frames_in: Cell::new(0),
         })
     }
 
@@ -92,6 +96,11 @@ impl VnicTable {
         if !self.ports[k].broken.replace(true) {
             (self.console)(&format!("vNIC {k}: {e}; vNIC disabled\n"));
         }
+    }
+
+    /// Frames received on any vNIC so far.
+    pub fn frames_in(&self) -> u64 {
+        self.frames_in.get()
     }
 
     /// Whether any vNIC has frames waiting.
@@ -524,6 +533,7 @@ impl Element for FromVnic {
         }
         let n = got.len();
         self.count += n as u64;
+        t.frames_in.set(t.frames_in.get() + n as u64);
         let now = cx.now();
         let mut out = Emitter::new(cx, 0);
         for mut p in got.drain(..) {
