@@ -63,7 +63,7 @@ fn snortids_on_a_pcap() {
     let dir = tmpdir("ids");
     let client = [10, 1, 1, 5];
     let server = [192, 168, 7, 80];
-    let pkts = vec![
+    let pkts = [
         // 0: handshake, no alert
         frame(client, server, 6, 40001, 80, 0x02, b""),
         // 1: a request for /etc/passwd: alert (to_server, established)

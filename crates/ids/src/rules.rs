@@ -799,7 +799,7 @@ fn content_bytes(inner: &str) -> Res<Vec<u8>> {
                     .bytes()
                     .filter(|c| !c.is_ascii_whitespace())
                     .collect();
-                if hex.len() % 2 != 0 {
+                if !hex.len().is_multiple_of(2) {
                     return Err("content: odd number of hex digits in '|...|'".into());
                 }
                 for p in hex.chunks(2) {
