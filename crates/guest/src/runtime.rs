@@ -49,10 +49,11 @@ pub trait Platform: Clone + 'static {
 /// sleeps.
 pub const RX_SPIN_NS: i64 = 50_000;
 
-/// The element registry inside an instance: the engine's elements plus the
-/// vNIC elements.
+/// The element registry inside an instance: the engine's elements,
+/// SnortIDS (`click-ids`) and the vNIC elements.
 pub fn registry() -> Registry {
     let mut r = Registry::with_builtin();
+    click_ids::register(&mut r);
     crate::vnic::register(&mut r);
     r
 }

@@ -31,9 +31,11 @@ pub static SPECS: &[&ClassSpec] = &[
     &kerneltun::TAP_SPEC,
 ];
 
-/// The registry the driver uses: the engine's classes plus these.
+/// The registry the driver uses: the engine's classes, SnortIDS
+/// (`click-ids`) and these.
 pub fn registry() -> Registry {
     let mut r = Registry::with_builtin();
+    click_ids::register(&mut r);
     for s in SPECS {
         r.add(s);
     }
