@@ -2,6 +2,12 @@
 
 use crate::element::ClassSpec;
 
+pub mod aggregatecounter;
+pub mod aggregateipflows;
 pub mod timefilter;
 
-pub static SPECS: &[&ClassSpec] = &[&timefilter::SPEC];
+pub static SPECS: &[&ClassSpec] = &[
+    &aggregatecounter::SPEC,
+    &aggregateipflows::SPEC,
+    &timefilter::SPEC,
+];
