@@ -4,10 +4,12 @@ use crate::element::ClassSpec;
 
 pub mod aggregatecounter;
 pub mod aggregateipflows;
+pub mod ipfixexport;
 pub mod timefilter;
 
 pub static SPECS: &[&ClassSpec] = &[
     &aggregatecounter::SPEC,
     &aggregateipflows::SPEC,
+    &ipfixexport::SPEC,
     &timefilter::SPEC,
 ];
