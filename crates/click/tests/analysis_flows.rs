@@ -199,7 +199,9 @@ fn ipfix_bad_configurations() {
         ("TEMPLATE_ID 255", "TEMPLATE_ID"),
         ("INACTIVE_TIMEOUT 0", "timeouts"),
     ] {
-        let e = config_error(&format!("Idle -> f :: IPFIXExport({kw}) -> Discard; f[1] -> Discard;"));
+        let e = config_error(&format!(
+            "Idle -> f :: IPFIXExport({kw}) -> Discard; f[1] -> Discard;"
+        ));
         assert!(e.contains(err), "{kw}: {e}");
     }
 }

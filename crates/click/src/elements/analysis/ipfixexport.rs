@@ -388,7 +388,8 @@ impl IPFIXExport {
     }
 
     fn arm(&self, cx: &Ctx) {
-        if !cx.timer_scheduled(TIMER) && !(self.flows.is_empty() && self.pending.is_empty()) {
+        let idle = self.flows.is_empty() && self.pending.is_empty();
+        if !idle && !cx.timer_scheduled(TIMER) {
             cx.schedule_timer_after(TIMER, CHECK_NS);
         }
     }
