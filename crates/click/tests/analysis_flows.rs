@@ -262,3 +262,41 @@ fn aggregatecounter_text_dump() {
     r.write("ac.clear", "").unwrap();
     assert_eq!(r.read("ac.count"), "0");
 }
+
+#[test]
+fn aggregateip_fields() {
+    let agg = |field: &str, p: Vec<u8>| -> Option<u32> {
+        clear_collected();
+        let r = router(&format!(
+            "Idle -> m :: CheckIPHeader -> a :: AggregateIP({field}) -> out :: Collect; a[1] -> bad :: Collect;"
+        ));
+        r.inject("m", 0, &[p]);
+        let out = collected("out");
+        assert_eq!(out.len() + collected("bad").len(), 1);
+        out.first().map(|s| s.anno.u32_at(AGGREGATE_ANNO_OFFSET))
+    };
+    let mut p = udp([18, 26, 4, 44], B, 1234, 53, 40);
+    let c = click::wire::checksum::ip_checksum(&p[..20]);
+    p[10..12].copy_from_slice(&c.to_be_bytes());
+    assert_eq!(agg("ip src/8", p.clone()), Some(18));
+    assert_eq!(
+        agg("ip src/8, UNSHIFT_IP_ADDR true", p.clone()),
+        Some(18 << 24)
+    );
+    assert_eq!(agg("ip dst", p.clone()), Some(0x0A00_0002));
+    assert_eq!(agg("udp dport", p.clone()), Some(53));
+    let e = config_error("Idle -> AggregateIP(sport) -> Discard");
+    assert!(e.contains("expected 'HEADER"), "{e}");
+    assert_eq!(agg("ip sport", p.clone()), Some(1234));
+    assert_eq!(agg("tcp sport", p.clone()), None, "not TCP: output 1");
+    assert_eq!(agg("ip ttl", p.clone()), Some(64));
+    assert_eq!(
+        agg("\"ip[8:2] & 0x3F0\"", p.clone()),
+        Some((64 << 8 | 17) >> 4 & 0x3F)
+    );
+    assert_eq!(
+        agg("payload [0:4]", p.clone()),
+        Some(0),
+        "payload: 12 zero bytes"
+    );
+}
