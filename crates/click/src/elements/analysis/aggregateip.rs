@@ -516,13 +516,12 @@ impl Element for AggregateIP {
         } else {
             (1u32 << f.bit_length) - 1
         };
-        let shift;
-        if !unshift || f.proto != 0 || f.bit_offset < 12 * 8 || f.bit_offset >= 20 * 8 {
-            shift = 31 - right % 32;
+        let shift = if !unshift || f.proto != 0 || f.bit_offset < 12 * 8 || f.bit_offset >= 20 * 8 {
+            31 - right % 32
         } else {
             mask <<= 31 - right % 32;
-            shift = 0;
-        }
+            0
+        };
         *self = AggregateIP {
             field: f,
             incremental,
