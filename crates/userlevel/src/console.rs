@@ -101,6 +101,14 @@ impl Console for StdConsole {
     }
 
     fn write_file(&self, path: &str, append: bool, text: &str) -> Result<(), String> {
+        self.write_file_bytes(path, append, text.as_bytes())
+    }
+
+    fn stdout_bytes(&self, bytes: &[u8]) {
+        self.write_bytes(bytes);
+    }
+
+    fn write_file_bytes(&self, path: &str, append: bool, bytes: &[u8]) -> Result<(), String> {
         let mut o = std::fs::OpenOptions::new();
         o.write(true).create(true);
         if append {
@@ -109,7 +117,7 @@ impl Console for StdConsole {
             o.truncate(true);
         }
         o.open(path)
-            .and_then(|mut f| f.write_all(text.as_bytes()))
+            .and_then(|mut f| f.write_all(bytes))
             .map_err(|e| format!("{}: {}", path, crate::sys::io_error_text(&e)))
     }
 

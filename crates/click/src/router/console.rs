@@ -18,6 +18,20 @@ pub trait Console {
     fn write_file(&self, _path: &str, _append: bool, _text: &str) -> Result<(), String> {
         Err(String::from("file redirection not supported here"))
     }
+    /// Writes raw bytes to the file `path` (AggregateCounter's binary
+    /// `write_file`). The default writes text through
+    /// [`Console::write_file`] and refuses bytes that are not UTF-8.
+    fn write_file_bytes(&self, path: &str, append: bool, bytes: &[u8]) -> Result<(), String> {
+        match core::str::from_utf8(bytes) {
+            Ok(t) => self.write_file(path, append, t),
+            Err(_) => Err(String::from("binary files not supported here")),
+        }
+    }
+    /// Raw bytes for standard output; the default passes them through
+    /// [`Console::stdout`] as (lossy) text.
+    fn stdout_bytes(&self, bytes: &[u8]) {
+        self.stdout(&String::from_utf8_lossy(bytes));
+    }
     /// Reads the file `path` (Script's `$(cat FILE)`); a file longer than
     /// `max` bytes (or one that never ends, such as `/dev/zero`) is an
     /// error, found without reading more than `max + 1` bytes. Consoles
@@ -50,6 +64,12 @@ impl<C: Console + ?Sized> Console for alloc::rc::Rc<C> {
     }
     fn write_file(&self, path: &str, append: bool, text: &str) -> Result<(), String> {
         (**self).write_file(path, append, text)
+    }
+    fn write_file_bytes(&self, path: &str, append: bool, bytes: &[u8]) -> Result<(), String> {
+        (**self).write_file_bytes(path, append, bytes)
+    }
+    fn stdout_bytes(&self, bytes: &[u8]) {
+        (**self).stdout_bytes(bytes)
     }
     fn read_file(&self, path: &str, max: usize) -> Result<String, String> {
         (**self).read_file(path, max)

@@ -493,6 +493,14 @@ impl<'a> Ctx<'a> {
     pub fn write_file(&self, path: &str, append: bool, text: &str) -> Result<(), String> {
         self.core.console.write_file(path, append, text)
     }
+    /// Writes bytes to a file through the console (binary dumps).
+    pub fn write_file_bytes(&self, path: &str, append: bool, bytes: &[u8]) -> Result<(), String> {
+        self.core.console.write_file_bytes(path, append, bytes)
+    }
+    /// Raw bytes for standard output.
+    pub fn stdout_bytes(&self, bytes: &[u8]) {
+        self.core.console.stdout_bytes(bytes);
+    }
     /// Reads a file through the console (Script's `$(cat FILE)`); one
     /// larger than [`Ctx::max_handler_value`] is an error.
     pub fn read_file(&self, path: &str) -> Result<String, String> {

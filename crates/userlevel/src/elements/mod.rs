@@ -14,6 +14,7 @@ mod ipsumdump;
 mod ipsumdump_opt;
 mod ipsumdump_parse;
 pub mod kerneltun;
+pub mod socket;
 pub mod todevice;
 pub mod todump;
 pub mod toipsummarydump;
@@ -29,6 +30,7 @@ pub static SPECS: &[&ClassSpec] = &[
     &todevice::SPEC,
     &kerneltun::SPEC,
     &kerneltun::TAP_SPEC,
+    &socket::SPEC,
 ];
 
 /// The registry the driver uses: the engine's classes, SnortIDS

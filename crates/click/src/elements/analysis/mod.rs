@@ -2,6 +2,16 @@
 
 use crate::element::ClassSpec;
 
+pub mod aggregatecounter;
+pub mod aggregateip;
+pub mod aggregateipflows;
+pub mod ipfixexport;
 pub mod timefilter;
 
-pub static SPECS: &[&ClassSpec] = &[&timefilter::SPEC];
+pub static SPECS: &[&ClassSpec] = &[
+    &aggregatecounter::SPEC,
+    &aggregateip::SPEC,
+    &aggregateipflows::SPEC,
+    &ipfixexport::SPEC,
+    &timefilter::SPEC,
+];
