@@ -179,7 +179,7 @@ fn ip_address_variation(
     if let Some((a, b)) = body.split_once('-') {
         let a = u32::from(ac.ip(a).ok()?);
         let b = u32::from(ac.ip(b).ok()?);
-        return (b >= a).then_some((a, b - a));
+        return (b >= a).then(|| (a, b - a));
     }
     let (addr, mask) = ac.prefix(body, true).ok()?;
     let (addr, mask) = (u32::from(addr), u32::from(mask));
