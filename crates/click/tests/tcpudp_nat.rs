@@ -71,7 +71,11 @@ Idle -> b :: MarkIPHeader -> [1]rw; rw[1] -> out1 :: Collect;";
 fn outbound_napt_and_reply_exact_bytes() {
     clear_collected();
     let r = router(NAPT);
-    r.inject("a", 0, &[tcp_pkt(IN, 3333, OUT, 80), udp_pkt(IN, 5353, OUT, 53)]);
+    r.inject(
+        "a",
+        0,
+        &[tcp_pkt(IN, 3333, OUT, 80), udp_pkt(IN, 5353, OUT, 53)],
+    );
     let got = collected_data("out0");
     assert_eq!(got.len(), 2);
     // exactly the packet the NAT's address and port would have sent
@@ -81,9 +85,16 @@ fn outbound_napt_and_reply_exact_bytes() {
     assert_eq!(collected("out0")[0].anno.dst_ip().octets(), OUT);
 
     // replies, on the other input, are mapped back
-    r.inject("b", 0, &[tcp_pkt(OUT, 80, NAT, 1024), udp_pkt(OUT, 53, NAT, 1025)]);
+    r.inject(
+        "b",
+        0,
+        &[tcp_pkt(OUT, 80, NAT, 1024), udp_pkt(OUT, 53, NAT, 1025)],
+    );
     let back = collected_data("out1");
-    assert_eq!(back, vec![tcp_pkt(OUT, 80, IN, 3333), udp_pkt(OUT, 53, IN, 5353)]);
+    assert_eq!(
+        back,
+        vec![tcp_pkt(OUT, 80, IN, 3333), udp_pkt(OUT, 53, IN, 5353)]
+    );
     back.iter().for_each(|d| assert_checksums(d));
     assert_eq!(collected("out1")[0].anno.dst_ip().octets(), IN);
 
@@ -97,10 +108,23 @@ fn outbound_napt_and_reply_exact_bytes() {
     assert_eq!(csum(&d[..20]), 0);
 
     assert_eq!(r.read("rw.table_size"), "3");
-    assert_eq!(r.read("rw.patterns"), "1.0.0.1 1024-65535 - - [3]\n<drop>\n");
+    assert_eq!(
+        r.read("rw.patterns"),
+        "1.0.0.1 1024-65535 - - [3]\n<drop>\n"
+    );
     let tcp = r.read("rw.tcp_table");
-    assert!(tcp.contains("(10.0.0.5, 3333, 8.8.8.8, 80) => (1.0.0.1, 1024, 8.8.8.8, 80) [*0 1] i0 exp86400"), "{tcp}");
-    assert!(tcp.contains("(8.8.8.8, 80, 1.0.0.1, 1024) => (8.8.8.8, 80, 10.0.0.5, 3333) [0 *1] i0 exp86400"), "{tcp}");
+    assert!(
+        tcp.contains(
+            "(10.0.0.5, 3333, 8.8.8.8, 80) => (1.0.0.1, 1024, 8.8.8.8, 80) [*0 1] i0 exp86400"
+        ),
+        "{tcp}"
+    );
+    assert!(
+        tcp.contains(
+            "(8.8.8.8, 80, 1.0.0.1, 1024) => (8.8.8.8, 80, 10.0.0.5, 3333) [0 *1] i0 exp86400"
+        ),
+        "{tcp}"
+    );
     assert_eq!(r.read("rw.udp_table").lines().count(), 4);
     let lookup = r
         .router
@@ -126,12 +150,22 @@ fn exhausted_port_range_counts_failures() {
         ],
     );
     let got = collected_data("out0");
-    assert_eq!(got, vec![tcp_pkt(NAT, 1024, OUT, 80), tcp_pkt(NAT, 1025, OUT, 80), tcp_pkt(NAT, 1024, OUT, 80)]);
+    assert_eq!(
+        got,
+        vec![
+            tcp_pkt(NAT, 1024, OUT, 80),
+            tcp_pkt(NAT, 1025, OUT, 80),
+            tcp_pkt(NAT, 1024, OUT, 80)
+        ]
+    );
     assert_eq!(r.read("rw.mapping_failures"), "1");
     assert_eq!(r.read("rw.table_size"), "2");
     // a flow to another destination can reuse the ports
     r.inject("a", 0, &[tcp_pkt(IN, 3, [9, 9, 9, 9], 80)]);
-    assert_eq!(collected_data("out0")[3], tcp_pkt(NAT, 1024, [9, 9, 9, 9], 80));
+    assert_eq!(
+        collected_data("out0")[3],
+        tcp_pkt(NAT, 1024, [9, 9, 9, 9], 80)
+    );
 }
 
 #[test]
@@ -158,7 +192,11 @@ fn icmp_error_about_a_mapped_tcp_packet() {
     assert_eq!(csum(&d[..20]), 0);
     assert_eq!(csum(&d[20..]), 0);
     assert_eq!(csum(&d[28..48]), 0, "quoted IP checksum");
-    assert_eq!(&d[48..68], &orig[20..40], "quoted TCP header, checksum included");
+    assert_eq!(
+        &d[48..68],
+        &orig[20..40],
+        "quoted TCP header, checksum included"
+    );
     assert_eq!(got.len(), 1);
     assert_eq!(collected("out")[0].anno.dst_ip().octets(), IN);
 
@@ -177,7 +215,11 @@ fn icmp_ping_rewriter_maps_identifiers() {
          Idle -> b :: MarkIPHeader -> [1]p; p[1] -> out1 :: Collect;",
     );
     let req = |src: Ip4, id: u16| Ip::new(src, [5, 0, 0, 5], 1, &echo(id, 7, b"ping")).bytes();
-    r.inject("a", 0, &[req([1, 0, 0, 1], 10230), req([1, 0, 0, 2], 10230)]);
+    r.inject(
+        "a",
+        0,
+        &[req([1, 0, 0, 1], 10230), req([1, 0, 0, 2], 10230)],
+    );
     let got = collected_data("out0");
     assert_eq!(got, vec![req([2, 0, 0, 2], 0), req([2, 0, 0, 2], 1)]);
     got.iter().for_each(|d| assert_checksums(d));
@@ -187,12 +229,25 @@ fn icmp_ping_rewriter_maps_identifiers() {
         rest[2..].copy_from_slice(&7u16.to_be_bytes());
         Ip::new([5, 0, 0, 5], dst, 1, &icmp(0, 0, rest, b"ping")).bytes()
     };
-    r.inject("b", 0, &[reply([2, 0, 0, 2], 1), reply([2, 0, 0, 2], 0), reply([2, 0, 0, 2], 77)]);
+    r.inject(
+        "b",
+        0,
+        &[
+            reply([2, 0, 0, 2], 1),
+            reply([2, 0, 0, 2], 0),
+            reply([2, 0, 0, 2], 77),
+        ],
+    );
     let back = collected_data("out1");
-    assert_eq!(back, vec![reply([1, 0, 0, 2], 10230), reply([1, 0, 0, 1], 10230)]);
+    assert_eq!(
+        back,
+        vec![reply([1, 0, 0, 2], 10230), reply([1, 0, 0, 1], 10230)]
+    );
     back.iter().for_each(|d| assert_checksums(d));
     assert_eq!(r.read("p.drops"), "1");
-    assert!(r.read("p.table").contains("(1.0.0.1, 5.0.0.5, 10230) => (2.0.0.2, 5.0.0.5, 0) [*0 1] i0"));
+    assert!(r
+        .read("p.table")
+        .contains("(1.0.0.1, 5.0.0.5, 10230) => (2.0.0.2, 5.0.0.5, 0) [*0 1] i0"));
 }
 
 #[test]
@@ -209,7 +264,10 @@ fn timeouts_expire_flows() {
     // guarantee 2 s, then best-effort 10 s: alive at 8 s
     assert_eq!(r.read("rw.table_size"), "1");
     let t = r.read("rw.table");
-    assert!(t.contains("[*0 1] i0 exp1") || t.contains("[*0 1] i0 exp2"), "{t}");
+    assert!(
+        t.contains("[*0 1] i0 exp1") || t.contains("[*0 1] i0 exp2"),
+        "{t}"
+    );
     r.clock.set(t0.add_nsec(12_500_000_000));
     r.run_passes(1);
     assert_eq!(r.read("rw.table_size"), "0");
@@ -238,7 +296,11 @@ fn capacity_evicts_the_oldest_best_effort_flow() {
     r.inject(
         "b",
         0,
-        &[tcp_pkt(OUT, 80, NAT, 1024), tcp_pkt(OUT, 80, NAT, 1025), tcp_pkt(OUT, 80, NAT, 1026)],
+        &[
+            tcp_pkt(OUT, 80, NAT, 1024),
+            tcp_pkt(OUT, 80, NAT, 1025),
+            tcp_pkt(OUT, 80, NAT, 1026),
+        ],
     );
     assert_eq!(
         collected_data("out1"),
@@ -273,11 +335,11 @@ fn malformed_and_truncated_packets_are_counted_not_fatal() {
     frag[6] = 0x00;
     frag[7] = 0x10; // offset 128
     let bad: Vec<Vec<u8>> = vec![
-        good[..24].to_vec(),                                      // 4 bytes of TCP
-        Ip::new(IN, OUT, 47, &[0u8; 12]).bytes(),                 // GRE
-        frag,                                                     // later fragment
-        good[..10].to_vec(),                                      // not even an IP header
-        vec![],                                                   // nothing
+        good[..24].to_vec(),                      // 4 bytes of TCP
+        Ip::new(IN, OUT, 47, &[0u8; 12]).bytes(), // GRE
+        frag,                                     // later fragment
+        good[..10].to_vec(),                      // not even an IP header
+        vec![],                                   // nothing
     ];
     r.inject("a", 0, &bad);
     assert!(collected_data("out0").is_empty());
@@ -305,13 +367,25 @@ fn bad_configurations() {
     let e = try_router("i :: Idle; j :: Idle; rw :: IPRewriter(pattern 1.0.0.1 456-19 - - 0 1, pattern 1.0.0.1 1 - - 0 5); i -> [0]rw; j -> [1]rw; rw -> Discard; rw[1] -> Discard;").err().unwrap().join("\n");
     assert!(e.contains("input spec 0: bad source port"), "{e}");
     assert!(e.contains("input spec 1: output port out of range"), "{e}");
-    let e = try_router("i :: Idle -> rw :: IPRewriter(drop, drop) -> i;").err().unwrap().join("\n");
+    let e = try_router("i :: Idle -> rw :: IPRewriter(drop, drop) -> i;")
+        .err()
+        .unwrap()
+        .join("\n");
     assert!(e.contains("need 1 arguments, one per input port"), "{e}");
-    let e = try_router("i :: Idle -> rw :: IPRewriter(pattern nosuch 0 0) -> i;").err().unwrap().join("\n");
+    let e = try_router("i :: Idle -> rw :: IPRewriter(pattern nosuch 0 0) -> i;")
+        .err()
+        .unwrap()
+        .join("\n");
     assert!(e.contains("no such pattern 'nosuch'"), "{e}");
-    let e = try_router("i :: Idle -> rw :: IPRewriter(i) -> i;").err().unwrap().join("\n");
+    let e = try_router("i :: Idle -> rw :: IPRewriter(i) -> i;")
+        .err()
+        .unwrap()
+        .join("\n");
     assert!(e.contains("element is not an IPMapper"), "{e}");
-    let e = try_router("i :: Idle -> rw :: IPRewriter(drop, MAPPING_CAPACITY i) -> i;").err().unwrap().join("\n");
+    let e = try_router("i :: Idle -> rw :: IPRewriter(drop, MAPPING_CAPACITY i) -> i;")
+        .err()
+        .unwrap()
+        .join("\n");
     assert!(e.contains("bad MAPPING_CAPACITY"), "{e}");
 }
 
@@ -359,7 +433,13 @@ fn random_packets_never_panic() {
         tcp_pkt(IN, 3333, OUT, 80),
         udp_pkt(IN, 53, OUT, 53),
         Ip::new(IN, OUT, 1, &echo(5, 1, b"abc")).bytes(),
-        Ip::new([9, 9, 9, 9], NAT, 1, &icmp(11, 0, [0; 4], &tcp_pkt(NAT, 1024, OUT, 80)[..28])).bytes(),
+        Ip::new(
+            [9, 9, 9, 9],
+            NAT,
+            1,
+            &icmp(11, 0, [0; 4], &tcp_pkt(NAT, 1024, OUT, 80)[..28]),
+        )
+        .bytes(),
     ];
     for i in 0..6000 {
         let pkt = if i % 2 == 0 {

@@ -213,7 +213,8 @@ impl Pattern {
         if words.len() == 1 {
             return Ok(PatRef::Named(words[0].to_string()));
         }
-        let (mut saddr, mut sport, mut daddr, mut dport, mut variation) = (0u32, 0u16, 0u32, 0u16, 0u32);
+        let (mut saddr, mut sport, mut daddr, mut dport, mut variation) =
+            (0u32, 0u16, 0u32, 0u16, 0u32);
         let (mut sequential, mut same_first) = (false, true);
         let w0 = words[0];
         if w0 != "-" {
@@ -548,7 +549,8 @@ pub fn parse_input_spec(
     if word.is_empty() {
         return Err(pre("empty argument"));
     }
-    let out_ok = |f: i32, r: i32| f >= 0 && (f as usize) < noutputs && r >= 0 && (r as usize) < noutputs;
+    let out_ok =
+        |f: i32, r: i32| f >= 0 && (f as usize) < noutputs && r >= 0 && (r as usize) < noutputs;
     match word {
         "pass" | "passthrough" | "nochange" => {
             let out = if rest.is_empty() {
@@ -1436,7 +1438,10 @@ impl FlowSet {
         for f in self.flows.iter_mut() {
             f.member = m as u16;
         }
-        let n = self.members[m].inputs.len().min(from.members[fm].inputs.len());
+        let n = self.members[m]
+            .inputs
+            .len()
+            .min(from.members[fm].inputs.len());
         for i in 0..n {
             self.members[m].inputs[i].count = from.members[fm].inputs[i].count;
             self.members[m].inputs[i].failures = from.members[fm].inputs[i].failures;
@@ -1471,7 +1476,10 @@ mod tests {
 
     #[test]
     fn patterns_unparse_as_click() {
-        assert_eq!(pat("1.0.0.1 1024-65535# - -").unparse(), "1.0.0.1 1024-65535 - -");
+        assert_eq!(
+            pat("1.0.0.1 1024-65535# - -").unparse(),
+            "1.0.0.1 1024-65535 - -"
+        );
         assert_eq!(pat("1.0.0.1/24 -").unparse(), "1.0.0.1-1.0.0.254 -");
         assert_eq!(pat("1.0.0.1/8 -").unparse(), "1.0.0.1-1.255.255.254 -");
         assert_eq!(pat("1.0.0.1 - - -").unparse(), "1.0.0.1 - - -");

@@ -153,7 +153,8 @@ impl ICMPRewriter {
             }
         }
         if dir == 1 && self.annos & 2 != 0 {
-            p.anno_mut().set_u8_at((self.annos >> 2) as usize, reply_anno);
+            p.anno_mut()
+                .set_u8_at((self.annos >> 2) as usize, reply_anno);
         }
         let Some(nh) = p.network_header_mut() else {
             return -1;
@@ -290,7 +291,11 @@ impl Element for ICMPRewriter {
                     mr.name,
                     mr.port_offset,
                     cx.noutputs(),
-                    if cx.noutputs() == 1 { "output" } else { "outputs" }
+                    if cx.noutputs() == 1 {
+                        "output"
+                    } else {
+                        "outputs"
+                    }
                 ));
                 continue;
             }

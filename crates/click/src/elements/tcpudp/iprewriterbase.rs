@@ -178,7 +178,11 @@ impl Rewriter {
         (self.set.clone(), self.m)
     }
 
-    fn parse_config(&self, config: &str, cx: &ConfigureCtx) -> Result<(Member, Option<CapacityArg>, i64, Vec<String>), String> {
+    fn parse_config(
+        &self,
+        config: &str,
+        cx: &ConfigureCtx,
+    ) -> Result<(Member, Option<CapacityArg>, i64, Vec<String>), String> {
         let mut a = cx.args(config);
         let ms = |s: Option<Seconds>| s.map(|s| s.0 / 1_000_000);
         let mut t = Timeouts {
@@ -289,16 +293,12 @@ impl Rewriter {
         };
         let specs = a.rest();
         if specs.len() != cx.ninputs {
-            return Err(format!(
-                "need {} arguments, one per input port",
-                cx.ninputs
-            ));
+            return Err(format!("need {} arguments, one per input port", cx.ninputs));
         }
         let ac = cx.arg_context();
         let mut member = Member::new(self.kind);
         member.t = t;
-        member.annos = (dst_anno as u32)
-            | reply_anno.map_or(0, |off| 2 | ((off as u32) << 2));
+        member.annos = (dst_anno as u32) | reply_anno.map_or(0, |off| 2 | ((off as u32) << 2));
         if matches!(self.kind, Kind::IpAddr | Kind::IpAddrPair) {
             member.annos |= 1;
         }
@@ -443,7 +443,12 @@ impl Rewriter {
             let result = {
                 let map = &set.members[m].maps[mapid];
                 let flows = &set.flows;
-                is.rewrite_flowid(&flowid, &mut rw, &|k| map.get(k, flows) != NIL, &mut self.rng)
+                is.rewrite_flowid(
+                    &flowid,
+                    &mut rw,
+                    &|k| map.get(k, flows) != NIL,
+                    &mut self.rng,
+                )
             };
             set.members[m].inputs[port] = is;
             if result == RW_ADDMAP {
@@ -765,10 +770,22 @@ impl Element for Rewriter {
         let is_ip = self.kind == Kind::Ip;
         let text = match name {
             "table_size" | "nmappings" => self
-                .with_member(|_, m| m.inputs.iter().map(|i| i.count as u64).sum::<u64>().to_string())
+                .with_member(|_, m| {
+                    m.inputs
+                        .iter()
+                        .map(|i| i.count as u64)
+                        .sum::<u64>()
+                        .to_string()
+                })
                 .unwrap_or_default(),
             "mapping_failures" => self
-                .with_member(|_, m| m.inputs.iter().map(|i| i.failures as u64).sum::<u64>().to_string())
+                .with_member(|_, m| {
+                    m.inputs
+                        .iter()
+                        .map(|i| i.failures as u64)
+                        .sum::<u64>()
+                        .to_string()
+                })
                 .unwrap_or_default(),
             "patterns" => self
                 .with_member(|_, m| {
@@ -799,7 +816,12 @@ impl Element for Rewriter {
         Some(Ok(text))
     }
 
-    fn read_handler_param(&mut self, name: &str, param: &str, cx: &Ctx) -> Option<HandlerResult<String>> {
+    fn read_handler_param(
+        &mut self,
+        name: &str,
+        param: &str,
+        cx: &Ctx,
+    ) -> Option<HandlerResult<String>> {
         match (name, self.kind) {
             ("tcp_lookup", Kind::Ip) | ("lookup", Kind::Tcp) => Some(self.lookup(param, cx)),
             _ => None,
@@ -811,7 +833,10 @@ impl Element for Rewriter {
         Some(match name {
             "capacity" => {
                 let v = value.trim();
-                match click_lang::parse_i64(v).ok().and_then(|v| i32::try_from(v).ok()) {
+                match click_lang::parse_i64(v)
+                    .ok()
+                    .and_then(|v| i32::try_from(v).ok())
+                {
                     Some(c) => {
                         let mut set = self.set.borrow_mut();
                         set.capacity = c;
@@ -847,7 +872,11 @@ impl Element for Rewriter {
             return;
         }
         let (mut mine, mut theirs) = (self.set.borrow_mut(), o.set.borrow_mut());
-        if mine.members.len() != 1 || theirs.members.len() != 1 || !self.member_ok() || !o.member_ok() {
+        if mine.members.len() != 1
+            || theirs.members.len() != 1
+            || !self.member_ok()
+            || !o.member_ok()
+        {
             return;
         }
         mine.take_flows(self.m, &mut theirs, o.m);
