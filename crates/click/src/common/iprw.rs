@@ -4,7 +4,7 @@
 //! IPRewriterPatterns and the mappers (RoundRobinIPMapper,
 //! SourceIPHashMapper).
 //!
-//! - [`FlowId`]: the (source, source port, destination, destination port)
+//! - [`FlowId`], the (source, source port, destination, destination port)
 //!   quadruple a mapping table is keyed by.
 //! - [`Pattern`]: `SADDR SPORT DADDR DPORT` with address or port ranges,
 //!   and Click's allocation order (the source port first, then sequential
