@@ -468,3 +468,20 @@ fn random_packets_never_panic() {
     r.read("p.table");
     r.read("ad.table");
 }
+
+/// Hot swap: a rewriter with the same INPUTSPECs keeps the old one's flows.
+#[test]
+fn hot_swap_keeps_the_flows() {
+    clear_collected();
+    let old = router(NAPT);
+    old.inject("a", 0, &[tcp_pkt(IN, 3333, OUT, 80)]);
+    let new = router(NAPT);
+    new.router.take_state_from(&old.router);
+    assert_eq!(new.read("rw.table_size"), "1");
+    assert_eq!(old.read("rw.size"), "0");
+    new.inject("b", 0, &[tcp_pkt(OUT, 80, NAT, 1024)]);
+    assert_eq!(collected_data("out1"), vec![tcp_pkt(OUT, 80, IN, 3333)]);
+    // a new flow does not reuse the port the old router gave out
+    new.inject("a", 0, &[tcp_pkt(IN, 4444, OUT, 80)]);
+    assert_eq!(collected_data("out0")[1], tcp_pkt(NAT, 1025, OUT, 80));
+}
