@@ -150,6 +150,33 @@ pub const fn checksum_update_u32(old_csum: u16, old: u32, new: u32) -> u16 {
     !(s as u16)
 }
 
+/// The checksum delta of a rewrite, Click's `click_update_in_cksum` run
+/// over each 16-bit word that changes (`old[i]` becomes `new[i]`), starting
+/// from zero. Apply it with [`checksum_apply_delta`]: forward (`true`) to a
+/// checksum covering the old words, backward (`false`) to undo the rewrite
+/// on a checksum covering the new ones. NAT rewriters (IPRewriter and
+/// friends) keep two per flow: over the addresses (the IP header) and over
+/// the addresses and ports (the TCP/UDP pseudo-header and ports).
+pub fn checksum_delta(old: &[u16], new: &[u16]) -> u16 {
+    let mut d = 0u16;
+    for (o, n) in old.iter().zip(new) {
+        d = checksum_update_u16(d, *o, *n);
+    }
+    d
+}
+
+/// Applies a delta from [`checksum_delta`] to checksum `csum`: `forward`
+/// performs the rewrite the delta was computed for, `!forward` undoes it.
+/// A zero delta leaves the checksum alone (as Click's `update_csum` does).
+#[inline]
+pub const fn checksum_apply_delta(csum: u16, delta: u16, forward: bool) -> u16 {
+    if delta == 0 {
+        csum
+    } else {
+        checksum_update_u16(csum, 0, if forward { !delta } else { delta })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -50,7 +50,10 @@ pub mod tcp;
 pub mod udp;
 
 pub use arp::ArpPacket;
-pub use checksum::{checksum_update_u16, checksum_update_u32, ip_checksum, pseudo_header_sum};
+pub use checksum::{
+    checksum_apply_delta, checksum_delta, checksum_update_u16, checksum_update_u32, ip_checksum,
+    pseudo_header_sum,
+};
 pub use ethernet::{ethertype, EtherAddress, EthernetFrame, VlanHeader};
 pub use icmp::{icmp_code, icmp_type, IcmpPacket};
 pub use ipv4::{ip_proto, Ipv4Packet, Ipv4Repr};

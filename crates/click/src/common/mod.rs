@@ -14,6 +14,7 @@ pub mod args;
 pub mod drops;
 pub mod ewma;
 pub mod handlers;
+pub mod iprw;
 pub mod rate;
 pub mod rng;
 pub mod unparse;

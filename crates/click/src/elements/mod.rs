@@ -12,6 +12,7 @@ pub mod ethernet;
 pub mod icmp;
 pub mod ip;
 pub mod standard;
+pub mod tcpudp;
 
 impl Registry {
     /// Every element class the engine itself provides.
@@ -38,5 +39,6 @@ pub fn all() -> Vec<&'static ClassSpec> {
     v.extend_from_slice(arp::SPECS);
     v.extend_from_slice(icmp::SPECS);
     v.extend_from_slice(analysis::SPECS);
+    v.extend_from_slice(tcpudp::SPECS);
     v
 }

@@ -374,6 +374,21 @@ impl<'a> Ctx<'a> {
         }
         self.core.with_elem(elem, |e, _| f(e))
     }
+    /// The elements of class `class`, in declaration order (Click's
+    /// `Router::element_cast` scans: IPRewriterPatterns' shared patterns).
+    pub fn elements_of_class(&self, class: &str) -> Vec<usize> {
+        self.core
+            .slots
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.spec.name == class)
+            .map(|(i, _)| i)
+            .collect()
+    }
+    /// The number of outputs of element `elem`.
+    pub fn element_noutputs(&self, elem: usize) -> usize {
+        self.core.slots.get(elem).map_or(0, |s| s.out_push.len())
+    }
     /// The name of element `elem`.
     pub fn element_name(&self, elem: usize) -> &'a str {
         self.core

@@ -58,11 +58,13 @@ fn respond(p: &mut Packet, cx: &Ctx) -> bool {
     let old = u16::from_be_bytes([icmp.msg_type(), icmp.msg_code()]);
     icmp.set_msg_type(icmp_type::ECHO_REPLY);
     icmp.set_msg_code(0);
-    let mut c = checksum_update_u16(icmp.checksum(), old, 0);
-    if c == 0 && icmp.as_ref().iter().all(|&b| b == 0) {
-        c = 0xffff;
-    }
+    let c = checksum_update_u16(icmp.checksum(), old, 0);
     icmp.set_checksum(c);
+    // Click's click_update_zero_in_cksum: all-zero data (the checksum
+    // field included, as it now is) has checksum 0xFFFF
+    if c == 0 && icmp.as_ref().iter().all(|&b| b == 0) {
+        icmp.set_checksum(0xffff);
+    }
     let now = cx.now();
     let a = p.anno_mut();
     a.set_dst_ip(src);
