@@ -57,6 +57,7 @@ const ARGS: &[(&str, &str)] = &[
     ),
     ("FixIPSrc", "10.0.0.1"),
     ("FromDump", "{data}/mixed.pcap, STOP true"),
+    ("AggregateIP", "ip src"),
     ("FromIPSummaryDump", "{tmp}/in.ipsum, STOP true"),
     ("GetIPAddress", "16"),
     ("HashSwitch", "0, 1"),
@@ -67,9 +68,13 @@ const ARGS: &[(&str, &str)] = &[
     ("IPEncap", "4, 10.0.0.1, 10.0.0.2"),
     ("IPFilter", "allow tcp, deny all"),
     ("IPFragmenter", "1500"),
+    ("IPAddrPairRewriter", "drop"),
+    ("IPAddrRewriter", "drop"),
     ("IPGWOptions", "10.0.0.1"),
     ("IPInputCombo", "1"),
     ("IPOutputCombo", "1, 10.0.0.1, 1500"),
+    ("IPRewriter", "drop"),
+    ("ICMPPingRewriter", "drop"),
     ("LinearIPLookup", "10.0.0.0/8 0, 0/0 0"),
     ("Meter", "1000"),
     ("Paint", "1"),
@@ -78,6 +83,15 @@ const ARGS: &[(&str, &str)] = &[
     ("RadixIPLookup", "10.0.0.0/8 0, 0/0 0"),
     ("RangeIPLookup", "10.0.0.0/8 0, 0/0 0"),
     ("RatedSplitter", "1000"),
+    (
+        "RoundRobinIPMapper",
+        "- - 10.0.0.1 - 0 0, - - 10.0.0.2 - 0 0",
+    ),
+    ("Socket", "UDP, 127.0.0.1, 9"),
+    (
+        "SourceIPHashMapper",
+        "32 1, - - 10.0.0.1 - 0 0 1, - - 10.0.0.2 - 0 0 2",
+    ),
     ("SetIPAddress", "10.0.0.1"),
     ("SetIPDSCP", "1"),
     ("SetPacketType", "HOST"),
@@ -91,6 +105,7 @@ const ARGS: &[(&str, &str)] = &[
     ("StrideSched", "1"),
     ("StrideSwitch", "1"),
     ("Strip", "14"),
+    ("TCPRewriter", "drop"),
     ("TimedSink", "0.1"),
     ("TimedSource", "0.1, LIMIT 2"),
     ("TimedUnqueue", "0.1"),
@@ -98,6 +113,7 @@ const ARGS: &[(&str, &str)] = &[
     ("ToIPSummaryDump", "{tmp}/out.ipsum"),
     ("Truncate", "60"),
     ("UDPIPEncap", "10.0.0.1, 1234, 10.0.0.2, 5678"),
+    ("UDPRewriter", "drop"),
     ("Unstrip", "14"),
     ("VLANEncap", "1"),
 ];
@@ -127,6 +143,8 @@ const WITH_PARAM: &[(&str, &str, &str)] = &[
     ("DirectIPLookup", "lookup", "10.0.0.1"),
     ("LinearIPLookup", "lookup", "10.0.0.1"),
     ("RadixIPLookup", "lookup", "10.0.0.1"),
+    ("IPRewriter", "tcp_lookup", "10.0.0.1 1 10.0.0.2 2"),
+    ("TCPRewriter", "lookup", "10.0.0.1 1 10.0.0.2 2"),
     ("RangeIPLookup", "lookup", "10.0.0.1"),
     ("StaticIPLookup", "lookup", "10.0.0.1"),
 ];
@@ -147,7 +165,13 @@ const IN_PROSE: &[(&str, &str, &str)] = &[
 
 /// Whole configurations for classes that need neighbours; `x` is the
 /// element under test.
-const CONFIGS: &[(&str, &str)] = &[("RED", "x :: RED(5, 50, 0.02); Idle -> x -> Queue -> Idle;")];
+const CONFIGS: &[(&str, &str)] = &[
+    ("RED", "x :: RED(5, 50, 0.02); Idle -> x -> Queue -> Idle;"),
+    (
+        "ICMPRewriter",
+        "rw :: IPRewriter(drop); Idle -> rw -> Idle; x :: ICMPRewriter(rw); Idle -> x -> Idle;",
+    ),
+];
 
 /// Classes this test cannot instantiate, and why.
 const NOT_HERE: &[(&str, &str)] = &[
