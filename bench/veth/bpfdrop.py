@@ -78,7 +78,7 @@ def attach(dev, kind):
     )
     a = bytearray(128)
     put(a, 0, 4, prog_type)
-    put(a, 4, 4, 2)
+    put(a, 4, 4, len(insns) // 8)
     put(a, 8, 8, ctypes.addressof(insn_buf))
     put(a, 16, 8, ctypes.addressof(lic))
     name = b"vb_drop"
