@@ -953,15 +953,22 @@ class PingVM(Forwarder):
     """bench/fwd-vm.click (two-way static forwarding) in an instance
     between m0 and m1, on the forwarder's CPU."""
 
-    name, label, group = "clickos-vm", "clickos forwarder in a VM (vm run --vnic m0 --vnic m1)", "clickos-vm"
+    group = "clickos-vm"
+
+    def __init__(self, args, topo, tmp, cpus):
+        super().__init__(args, topo, tmp)
+        self.cpus = cpus
+        one = cpus == str(FWD_CPU)
+        self.name = "clickos-vm" if one else "clickos-vm-cpu01"
+        self.label = "clickos forwarder in a VM (vm run --vnic m0 --vnic m1)" + ("" if one else ", CPUs 0-1")
 
     def start(self, size):
         argv = [
-            "taskset", "-c", str(FWD_CPU), clickos_bin(self.args), "vm", "run",
+            "taskset", "-c", self.cpus, clickos_bin(self.args), "vm", "run",
             os.path.join(REPO, "bench", "fwd-vm.click"), "--vnic", "m0", "--vnic", "m1",
             f"A_SRC={MAC['m0']}", f"A_DST={MAC['g0']}", f"B_SRC={MAC['m1']}", f"B_DST={MAC['s0']}",
         ]
-        self.procs.append(Proc(self.topo.m, argv, "ping-vm", self.tmp))
+        self.procs.append(Proc(self.topo.m, argv, f"ping-{self.name}", self.tmp))
         time.sleep(1.0)
         self.healthy()
 
@@ -984,7 +991,7 @@ def ping_phase(args, topo, tmp, bench):
     (-i 0.2), fast (-i 0.01) and busy (-i 0.01 while the generator sends
     args.ping_rate 60-byte frames/s through the same path); alternately,
     args.runs times."""
-    fwds = [PingLinux(args, topo, tmp), PingVM(args, topo, tmp)]
+    fwds = [PingLinux(args, topo, tmp), PingVM(args, topo, tmp, str(FWD_CPU)), PingVM(args, topo, tmp, "0-1")]
     topo.ping_setup()
     n_idle = 20 if args.quick else 50
     conds = [("idle", n_idle, 0.2, False), ("fast", 200, 0.01, False), ("busy", 200, 0.01, True)]
@@ -1065,8 +1072,11 @@ def render_ping(summary, args):
 
     for name, r in summary.items():
         out.append(f"| {r['label']} | {cell(r.get('idle'))} | {cell(r.get('fast'))} | {cell(r.get('busy'))} |")
-    lin, vm = summary.get("linux"), summary.get("clickos-vm")
-    if lin and vm:
+    lin = summary.get("linux")
+    for vname in ("clickos-vm", "clickos-vm-cpu01"):
+        vm = summary.get(vname)
+        if not (lin and vm):
+            continue
         cells = []
         for cond in ("idle", "fast", "busy"):
             a, b = vm.get(cond), lin.get(cond)
@@ -1074,7 +1084,7 @@ def render_ping(summary, args):
                 cells.append(f"{a['median_us'] / b['median_us']:.2f}× (+{a['median_us'] - b['median_us']:.0f} µs)")
             else:
                 cells.append("–")
-        out.append(f"| VM / Linux (medians) | {' | '.join(cells)} |")
+        out.append(f"| {vname} / Linux (medians) | {' | '.join(cells)} |")
     return "\n".join(out)
 
 
