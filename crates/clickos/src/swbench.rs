@@ -666,13 +666,13 @@ fn bench_fanin(o: &Opts, out: &mut Out) -> Result<(), String> {
             progress(&format!("fanin: {n} instance(s), {size} B"));
             set_all(active, "src.length", &size.to_string())?;
             set_all(active, "src.active", "true")?;
-            let snap = |sw: &SwitchHandle| -> Result<(u64, Vec<u64>), String> {
+            let snap = |sw: &SwitchHandle| -> Result<(u64, Vec<u64>, u64), String> {
                 let st = sw.stats()?;
                 let per = ports[..n]
                     .iter()
                     .map(|&p| st.port(p).map_or(0, |x| x.counters.rx_packets))
                     .collect();
-                Ok((sink_frames(&log), per))
+                Ok((sink_frames(&log), per, st.sleeps))
             };
             let drops0: u64 = active
                 .iter()
@@ -696,6 +696,8 @@ fn bench_fanin(o: &Opts, out: &mut Out) -> Result<(), String> {
                 .unwrap_or(0);
             let (agg, agg_med) = best_median(aggs.clone());
             let dt = ok[k + 1].0 - ok[k].0;
+            // times the switch went to sleep (nothing moved for its spin time)
+            let sleeps = ok[SUBWINDOWS].1 .2 - ok[0].1 .2;
             let mut per: Vec<f64> = ok[k]
                 .1
                  .1
@@ -717,7 +719,7 @@ fn bench_fanin(o: &Opts, out: &mut Out) -> Result<(), String> {
             // ToVNIC drops over warm-up and window (the rings were full)
             let dropped = drops1.saturating_sub(drops0);
             out.json.push(format!(
-                "{{\"instances\": {n}, \"size\": {size}, \"aggregate_mpps\": {agg:.4}, \"aggregate_median_mpps\": {agg_med:.4}, \"aggregate_gbps\": {:.4}, \"per_instance_min\": {min:.4}, \"per_instance_median\": {med:.4}, \"per_instance_max\": {max:.4}, \"cv\": {cv:.4}, \"tovnic_drops\": {dropped}, \"per_instance_mpps\": {per_json}}}",
+                "{{\"instances\": {n}, \"size\": {size}, \"aggregate_mpps\": {agg:.4}, \"aggregate_median_mpps\": {agg_med:.4}, \"aggregate_gbps\": {:.4}, \"per_instance_min\": {min:.4}, \"per_instance_median\": {med:.4}, \"per_instance_max\": {max:.4}, \"cv\": {cv:.4}, \"tovnic_drops\": {dropped}, \"switch_sleeps\": {sleeps}, \"per_instance_mpps\": {per_json}}}",
                 gbps(agg, size)
             ));
             out.text.push(format!(
