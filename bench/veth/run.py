@@ -587,7 +587,7 @@ class ClickOSVM(Forwarder):
 
     def start(self, size):
         argv = [
-            "taskset", "-c", self.cpus, clickos_bin(self.args), "vm", "run",
+            "taskset", "-c", self.cpus, clickos_bin(self.args), "vm", "run", "-i", self.args.vm_isolation,
             os.path.join(REPO, "bench", "fw-vm.click"), "--vnic", "m0", "--vnic", "m1",
             f"SRC={MAC['m1']}", f"DST={MAC['s0']}",
         ]
@@ -964,7 +964,7 @@ class PingVM(Forwarder):
 
     def start(self, size):
         argv = [
-            "taskset", "-c", self.cpus, clickos_bin(self.args), "vm", "run",
+            "taskset", "-c", self.cpus, clickos_bin(self.args), "vm", "run", "-i", self.args.vm_isolation,
             os.path.join(REPO, "bench", "fwd-vm.click"), "--vnic", "m0", "--vnic", "m1",
             f"A_SRC={MAC['m0']}", f"A_DST={MAC['g0']}", f"B_SRC={MAC['m1']}", f"B_DST={MAC['s0']}",
         ]
@@ -1259,6 +1259,7 @@ def main():
     ap.add_argument("--nice", type=int, default=-10, help="nice level of the generator and forwarders; default -10")
     ap.add_argument("--ping", choices=("yes", "no", "only"), default="yes", help="also measure ping RTT through Linux forwarding and the VM (yes, the default), not (no), or only that (only)")
     ap.add_argument("--ping-rate", type=float, default=100000, help="background packets/s for the busy ping; default 100000")
+    ap.add_argument("--vm-isolation", default="vm", choices=("vm", "process", "none"), help="isolation level of the clickos-vm forwarders and the ping instance; default vm")
     ap.add_argument("--keep", action="store_true", help="leave the namespaces and logs (debugging)")
     ap.add_argument(
         "--fromdevice",
