@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Attach a drop-everything BPF program to an interface and hold it.
 
-    bpfdrop.py DEV xdp|tcx
+    bpfdrop.py DEV xdp|tcx|tcx-udp
 
 `xdp` attaches an XDP program returning XDP_DROP (native mode: on veth
 the frames are freed in the receiving NAPI poll, before the stack sees
 them); `tcx` attaches a tcx ingress program returning TC_ACT_SHOT (packet
-sockets still see the frames, the stack does not). Both are BPF links:
+sockets still see the frames, the stack does not); `tcx-udp` drops only
+IPv4 UDP frames and passes the rest (so that the sink answers pings while
+a UDP flow runs, for run.py's ping measurements). Both are BPF links:
 the kernel detaches them when this process exits, however it exits.
 Prints "ready" once attached, then waits until standard input closes or
 a signal arrives. Standard library only (bpf(2) through ctypes); run it
@@ -44,11 +46,31 @@ def put(attr, off, fmt_size, value):
     attr[off:off + fmt_size] = value.to_bytes(fmt_size, "little")
 
 
+def insn(code, regs, off, imm):
+    """One BPF instruction: opcode, dst | src << 4, offset, immediate."""
+    return bytes([code, regs]) + off.to_bytes(2, "little", signed=True) + imm.to_bytes(4, "little", signed=True)
+
+
 def attach(dev, kind):
     ifindex = socket.if_nametoindex(dev)
     ret = XDP_DROP if kind == "xdp" else TC_ACT_SHOT
-    # mov r0, ret; exit
-    insns = bytes([0xB7, 0x00, 0, 0]) + ret.to_bytes(4, "little") + bytes([0x95, 0, 0, 0, 0, 0, 0, 0])
+    if kind == "tcx-udp":
+        insns = b"".join(
+            [
+                insn(0xBF, 0x16, 0, 0),  # r6 = r1 (LD_ABS needs the context in r6)
+                insn(0x28, 0, 0, 12),  # r0 = ntohs(ethertype)
+                insn(0x55, 0, 4, 0x0800),  # if r0 != IPv4 goto pass
+                insn(0x30, 0, 0, 23),  # r0 = IP protocol
+                insn(0x55, 0, 2, 17),  # if r0 != UDP goto pass
+                insn(0xB7, 0, 0, TC_ACT_SHOT),
+                insn(0x95, 0, 0, 0),
+                insn(0xB7, 0, 0, 0),  # pass: TCX_PASS
+                insn(0x95, 0, 0, 0),
+            ]
+        )
+    else:
+        # mov r0, ret; exit
+        insns = insn(0xB7, 0, 0, ret) + insn(0x95, 0, 0, 0)
     insn_buf = ctypes.create_string_buffer(insns, len(insns))
     lic = ctypes.create_string_buffer(b"GPL")
     prog_type, attach_type = (
@@ -56,7 +78,7 @@ def attach(dev, kind):
     )
     a = bytearray(128)
     put(a, 0, 4, prog_type)
-    put(a, 4, 4, 2)
+    put(a, 4, 4, len(insns) // 8)
     put(a, 8, 8, ctypes.addressof(insn_buf))
     put(a, 16, 8, ctypes.addressof(lic))
     name = b"vb_drop"
@@ -73,8 +95,8 @@ def attach(dev, kind):
 
 
 def main():
-    if len(sys.argv) != 3 or sys.argv[2] not in ("xdp", "tcx"):
-        sys.exit("usage: bpfdrop.py DEV xdp|tcx")
+    if len(sys.argv) != 3 or sys.argv[2] not in ("xdp", "tcx", "tcx-udp"):
+        sys.exit("usage: bpfdrop.py DEV xdp|tcx|tcx-udp")
     try:
         fds = attach(sys.argv[1], sys.argv[2])
     except OSError as e:

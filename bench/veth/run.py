@@ -238,6 +238,44 @@ class Topology:
         self.holders[self.s] = self.sinkdrop
         time.sleep(0.1)
 
+    def start_sink(self, mode):
+        """(Re)attaches the sink's drop program: tcx or xdp (everything), or
+        tcx-udp (UDP only: s0 answers pings)."""
+        if self.sinkdrop is not None and self.sinkdrop.poll() is None:
+            self.sinkdrop.terminate()
+            self.sinkdrop.wait(3)
+        self.sinkdrop = subprocess.Popen(
+            ["ip", "netns", "exec", self.s, sys.executable, os.path.join(HERE, "bpfdrop.py"), "s0", mode],
+            preexec_fn=die_with_parent,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        line = self.sinkdrop.stdout.readline().strip()
+        if line != "ready":
+            raise RuntimeError(f"sink drop ({mode}): {self.sinkdrop.stderr.read().strip()}")
+        self.holders[self.s] = self.sinkdrop
+        time.sleep(0.1)
+
+    def ping_setup(self):
+        """For ping: routes both ways, static neighbours everywhere (nothing
+        in the instance's path answers ARP), every frame sent by g0 and s0
+        on queue 0 (the AF_XDP ports serve queue 0 only), and a sink that
+        drops only UDP (the background flow) so that s0 answers."""
+        sh("ip", "-n", self.g, "route", "replace", "10.2.0.0/24", "via", "10.1.0.254")
+        sh("ip", "-n", self.s, "route", "replace", "10.1.0.0/24", "via", "10.2.0.254")
+        self.ping_neighbours()
+        for ns, dev in ((self.g, "g0"), (self.s, "s0")):
+            for q in range(QUEUES):
+                mask = (1 << os.cpu_count()) - 1 if q == 0 else 0
+                sh("sh", "-c", f"echo {mask:x} > /sys/class/net/{dev}/queues/tx-{q}/xps_cpus", ns=ns, check=False)
+        self.start_sink("tcx-udp")
+
+    def ping_neighbours(self):
+        sh("ip", "-n", self.s, "neigh", "replace", "10.2.0.254", "lladdr", MAC["m1"], "dev", "s0", "nud", "permanent")
+        sh("ip", "-n", self.m, "neigh", "replace", SRC_IP, "lladdr", MAC["g0"], "dev", "m0", "nud", "permanent")
+
     def pin_napi(self):
         """Pins m0's NAPI threads (napi/m0-ID, new since create()) to the
         forwarder's CPU; returns how many. Called after each forwarder
@@ -523,6 +561,41 @@ class ClickOS(Forwarder):
         self.healthy()
 
 
+class ClickOSVM(Forwarder):
+    """bench/fw-vm.click (the same ten rules, FromVNIC(0) -> ... ->
+    ToVNIC(1)) in an instance, its vNICs joined to m0 and m1 through the
+    software switch: `clickos vm run bench/fw-vm.click --vnic m0 --vnic m1`.
+    cpus: where the process (switch thread and vCPU) may run."""
+
+    group = "clickos-vm"
+
+    def __init__(self, args, topo, tmp, cpus):
+        super().__init__(args, topo, tmp)
+        self.cpus = cpus
+        one = cpus == str(FWD_CPU)
+        self.name = "clickos-vm" if one else "clickos-vm-cpu01"
+        self.label = "clickos firewall in a VM (vm run --vnic m0 --vnic m1)" + (
+            "" if one else ", CPUs 0-1"
+        )
+
+    def check(self):
+        b = clickos_bin(self.args)
+        if not os.access(b, os.X_OK):
+            raise Unavailable(f"{b} not built (cargo build --release -p clickos)")
+        if not os.access("/dev/kvm", os.R_OK | os.W_OK):
+            raise Unavailable("no /dev/kvm")
+
+    def start(self, size):
+        argv = [
+            "taskset", "-c", self.cpus, clickos_bin(self.args), "vm", "run", "-i", self.args.vm_isolation,
+            os.path.join(REPO, "bench", "fw-vm.click"), "--vnic", "m0", "--vnic", "m1",
+            f"SRC={MAC['m1']}", f"DST={MAC['s0']}",
+        ]
+        self.procs.append(Proc(self.topo.m, argv, self.name, self.tmp))
+        time.sleep(1.0)
+        self.healthy()
+
+
 class Linux(Forwarder):
     group = "linux"
 
@@ -731,6 +804,8 @@ def all_forwarders(args, topo, tmp):
         ClickOS(args, topo, tmp, "PACKET", 1),
         ClickOS(args, topo, tmp, "XDP", 2),
         ClickOS(args, topo, tmp, "PACKET", 2),
+        ClickOSVM(args, topo, tmp, str(FWD_CPU)),
+        ClickOSVM(args, topo, tmp, "0-1"),
         Linux(args, topo, tmp, False),
         Linux(args, topo, tmp, True),
         Testpmd(args, topo, tmp, "af_xdp"),
@@ -861,6 +936,158 @@ def median(xs):
     return statistics.median(xs) if xs else None
 
 
+# ---------------------------------------------------------------- ping
+
+
+class PingLinux(Forwarder):
+    name, label, group = "linux", "Linux IP forwarding", "linux"
+
+    def start(self, size):
+        self.topo.forwarding(True)
+
+    def stop(self):
+        self.topo.forwarding(False)
+
+
+class PingVM(Forwarder):
+    """bench/fwd-vm.click (two-way static forwarding) in an instance
+    between m0 and m1, on the forwarder's CPU."""
+
+    group = "clickos-vm"
+
+    def __init__(self, args, topo, tmp, cpus):
+        super().__init__(args, topo, tmp)
+        self.cpus = cpus
+        one = cpus == str(FWD_CPU)
+        self.name = "clickos-vm" if one else "clickos-vm-cpu01"
+        self.label = "clickos forwarder in a VM (vm run --vnic m0 --vnic m1)" + ("" if one else ", CPUs 0-1")
+
+    def start(self, size):
+        argv = [
+            "taskset", "-c", self.cpus, clickos_bin(self.args), "vm", "run", "-i", self.args.vm_isolation,
+            os.path.join(REPO, "bench", "fwd-vm.click"), "--vnic", "m0", "--vnic", "m1",
+            f"A_SRC={MAC['m0']}", f"A_DST={MAC['g0']}", f"B_SRC={MAC['m1']}", f"B_DST={MAC['s0']}",
+        ]
+        self.procs.append(Proc(self.topo.m, argv, f"ping-{self.name}", self.tmp))
+        time.sleep(1.0)
+        self.healthy()
+
+
+def ping(topo, count, interval):
+    """RTTs in µs of `count` pings from g to s (lost ones left out)."""
+    out = sh(
+        "ping", "-n", "-c", str(count), "-i", str(interval), "-W", "1", DST_IP,
+        ns=topo.g, check=False, timeout=count * interval + 30,
+    )
+    rtts = []
+    for line in out.splitlines():
+        if "time=" in line:
+            rtts.append(float(line.split("time=")[1].split()[0]) * 1000.0)
+    return {"sent": count, "rtts": rtts}
+
+
+def ping_phase(args, topo, tmp, bench):
+    """Ping RTT through Linux forwarding and through the instance, idle
+    (-i 0.2), fast (-i 0.01) and busy (-i 0.01 while the generator sends
+    args.ping_rate 60-byte frames/s through the same path); alternately,
+    args.runs times."""
+    fwds = [PingLinux(args, topo, tmp), PingVM(args, topo, tmp, str(FWD_CPU)), PingVM(args, topo, tmp, "0-1")]
+    topo.ping_setup()
+    n_idle = 20 if args.quick else 50
+    conds = [("idle", n_idle, 0.2, False), ("fast", 200, 0.01, False), ("busy", 200, 0.01, True)]
+    res = {f.name: {"label": f.label, **{c[0]: [] for c in conds}} for f in fwds}
+    for k in range(args.runs):
+        for f in fwds:
+            progress(f"ping run {k + 1}/{args.runs}: {f.name}: starting")
+            try:
+                f.start(60)
+                topo.pin_napi()
+                for cond, count, interval, busy in conds:
+                    progress(f"ping run {k + 1}/{args.runs}: {f.name}: {cond}")
+                    if busy:
+                        bench.start_generator(60, args.ping_rate, 1)
+                        time.sleep(0.5)
+                    try:
+                        r = ping(topo, count, interval)
+                        if busy:
+                            c0 = topo.counters()
+                            time.sleep(0.5)
+                            c1 = topo.counters()
+                            dt = c1["t"] - c0["t"]
+                            r["background_offered"] = (c1["sent"] - c0["sent"]) / dt
+                            r["background_forwarded"] = (c1["recv"] - c0["recv"]) / dt
+                    finally:
+                        if busy:
+                            bench.gen.stop()
+                    f.healthy()
+                    r["loadavg"] = open("/proc/loadavg").read().split()[0]
+                    res[f.name][cond].append(r)
+                    rt = r["rtts"]
+                    log(
+                        f"ping {f.name:12} {cond:5} run {k + 1}: {len(rt)}/{count} replies, median "
+                        f"{statistics.median(rt) if rt else float('nan'):.0f} µs  [load {r['loadavg']}]"
+                    )
+            except (Unavailable, RuntimeError) as e:
+                log(f"ping {f.name} run {k + 1}: failed: {e}")
+                res[f.name].setdefault("errors", []).append(str(e))
+            finally:
+                f.stop()
+                topo.reset()
+                topo.ping_neighbours()
+    topo.start_sink(SINK_DROP)
+    summary = {}
+    for name, r in res.items():
+        summary[name] = {"label": r["label"], "errors": r.get("errors", [])}
+        for cond, count, interval, busy in conds:
+            rtts = [x for u in r[cond] for x in u["rtts"]]
+            sent = sum(u["sent"] for u in r[cond])
+            summary[name][cond] = {
+                "interval": interval,
+                "sent": sent,
+                "replies": len(rtts),
+                "median_us": median(rtts),
+                "avg_us": statistics.mean(rtts) if rtts else None,
+                "min_us": min(rtts) if rtts else None,
+                "p99_us": sorted(rtts)[int(0.99 * (len(rtts) - 1))] if rtts else None,
+                "runs": r[cond],
+            }
+    return summary
+
+
+def render_ping(summary, args):
+    out = [
+        "",
+        f"Ping RTT g → s through the middle namespace, µs, median / average (replies of sent), {args.runs} run(s) "
+        f"alternating between the forwarders: idle = `ping -i 0.2`, fast = `ping -i 0.01`, busy = `ping -i 0.01` "
+        f"while the generator sends {args.ping_rate / 1e3:g} kp/s of 60-byte UDP frames through the same path.",
+        "",
+        "| path | idle (-i 0.2) | fast (-i 0.01) | busy (-i 0.01 + background) |",
+        "|---|---|---|---|",
+    ]
+
+    def cell(c):
+        if not c or c["median_us"] is None:
+            return "–"
+        return f"{c['median_us']:.0f} / {c['avg_us']:.0f} ({c['replies']}/{c['sent']})"
+
+    for name, r in summary.items():
+        out.append(f"| {r['label']} | {cell(r.get('idle'))} | {cell(r.get('fast'))} | {cell(r.get('busy'))} |")
+    lin = summary.get("linux")
+    for vname in ("clickos-vm", "clickos-vm-cpu01"):
+        vm = summary.get(vname)
+        if not (lin and vm):
+            continue
+        cells = []
+        for cond in ("idle", "fast", "busy"):
+            a, b = vm.get(cond), lin.get(cond)
+            if a and b and a["median_us"] and b["median_us"]:
+                cells.append(f"{a['median_us'] / b['median_us']:.2f}× (+{a['median_us'] - b['median_us']:.0f} µs)")
+            else:
+                cells.append("–")
+        out.append(f"| {vname} / Linux (medians) | {' | '.join(cells)} |")
+    return "\n".join(out)
+
+
 def fmt_rate(v):
     return "–" if v is None else f"{v / 1e6:.3f}"
 
@@ -958,6 +1185,30 @@ def render(results, sizes, meta):
                 f" {bratio(b, nft_b)} |"
             )
         out.append(row)
+    vms = [r for r in results if r["group"] == "clickos-vm" and not r.get("unavailable")]
+    if vms:
+        out.append("")
+        out.append(
+            "The firewall in a VM (`clickos vm run bench/fw-vm.click --vnic m0 --vnic m1`: AF_XDP ports in the "
+            "software switch, the instance's vNICs between them) against the same rules run by `clickos run` "
+            "on the same veths (clickos-xdp; target ≥ 80 %) and against Linux forwarding + nftables:"
+        )
+        out.append("")
+        head = "| VM forwarder |"
+        sep = "|---|"
+        for s in sizes:
+            head += f" {s} B (a) vs clickos run | {s} B (b) vs clickos run | {s} B (b) vs nft |"
+            sep += "---|---|---|"
+        out += [head, sep]
+        for r in vms:
+            row = f"| {r['name']} |"
+            for s in sizes:
+                a = get(r["name"], s, "full_forwarded")
+                b = (get(r["name"], s, "no_loss_rate"), bool(get(r["name"], s, "no_loss_generator_limited")))
+                cb = (get("clickos-xdp", s, "no_loss_rate"), bool(get("clickos-xdp", s, "no_loss_generator_limited")))
+                nft_b = (get("linux-nft", s, "no_loss_rate"), bool(get("linux-nft", s, "no_loss_generator_limited")))
+                row += f" {ratio(a, get('clickos-xdp', s, 'full_forwarded'))} | {bratio(b, cb)} | {bratio(b, nft_b)} |"
+            out.append(row)
     loads = [
         float(u["loadavg"])
         for r in results
@@ -1006,6 +1257,9 @@ def main():
         "this makes the forwarder's send copy every frame into a page-pool page first, on its CPU)",
     )
     ap.add_argument("--nice", type=int, default=-10, help="nice level of the generator and forwarders; default -10")
+    ap.add_argument("--ping", choices=("yes", "no", "only"), default="yes", help="also measure ping RTT through Linux forwarding and the VM (yes, the default), not (no), or only that (only)")
+    ap.add_argument("--ping-rate", type=float, default=100000, help="background packets/s for the busy ping; default 100000")
+    ap.add_argument("--vm-isolation", default="vm", choices=("vm", "process", "none"), help="isolation level of the clickos-vm forwarders and the ping instance; default vm")
     ap.add_argument("--keep", action="store_true", help="leave the namespaces and logs (debugging)")
     ap.add_argument(
         "--fromdevice",
@@ -1050,6 +1304,9 @@ def main():
         fwds = [f for f in fwds if f.name in want]
     if args.skip:
         fwds = [f for f in fwds if f.name not in args.skip.split(",")]
+    if args.ping == "only":
+        fwds = []
+    ping_summary = None
 
     results = []
     interrupted = False
@@ -1152,6 +1409,8 @@ def main():
                     }
                 elif not r.get("unavailable"):
                     r["sizes"][str(s)] = {"error": "; ".join(r.get("errors", ["no run completed"]))[-300:]}
+        if args.ping != "no":
+            ping_summary = ping_phase(args, topo, tmp, bench)
     except KeyboardInterrupt:
         interrupted = True
         log("interrupted")
@@ -1188,10 +1447,13 @@ def main():
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
     }
     with open(args.json, "w") as f:
-        json.dump({"meta": meta, "results": results}, f, indent=1)
+        json.dump({"meta": meta, "results": results, "ping": ping_summary}, f, indent=1)
     if _progress_on:
         sys.stderr.write("\r\033[K")
-    print(render(results, sizes, meta))
+    if results:
+        print(render(results, sizes, meta))
+    if ping_summary:
+        print(render_ping(ping_summary, args))
     log(f"JSON: {args.json}")
     if interrupted:
         sys.exit(130)

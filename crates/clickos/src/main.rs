@@ -8,6 +8,7 @@
 
 mod datapath;
 mod runcmd;
+mod swbench;
 mod vmbench;
 mod vmcmd;
 
@@ -19,6 +20,7 @@ fn top_usage() -> &'static str {
        clickos vm run [OPTIONS] CONFIG [NAME=VALUE]...
        clickos vm bench [OPTIONS]
        clickos chain [OPTIONS] CONFIG... --in ATTACH --out ATTACH
+       clickos switch bench [OPTIONS]
        clickos --help | --version
 
 Commands:
@@ -30,6 +32,10 @@ Commands:
   vm bench   Boot time, density, handler latency and in-instance speed.
   chain      Boot one instance per CONFIG and chain them through the software
              switch between two interfaces (or tap devices, or pcap files).
+  switch bench
+             The data plane: the switch alone against memcpy, one instance's
+             vNIC by ring size, chains of 1-9 instances, 1-100 instances into
+             one switch (speed and fairness).
   elements   List the element classes with their summaries; with CLASS, print
              that class's reference; with --markdown, the whole reference.
 "
@@ -114,6 +120,18 @@ fn main() {
             Some("elements") => elements_cmd(&args[2..]),
             Some("vm") => vmcmd::main(&args[2..]),
             Some("chain") => datapath::chain_main(&args[2..]),
+            Some("switch") => match args.get(2).map(|s| s.as_str()) {
+                Some("bench") => swbench::bench(&args[3..]),
+                Some("--help") | Some("-h") => {
+                    print!("{}", swbench::usage());
+                    0
+                }
+                _ => {
+                    eprintln!("clickos switch: expected 'bench'");
+                    eprint!("{}", swbench::usage());
+                    1
+                }
+            },
             Some("--help") | Some("-h") | Some("help") => {
                 print!("{}", top_usage());
                 0

@@ -38,7 +38,7 @@ fn tty() -> bool {
 }
 
 /// A progress line on a terminal (nothing when standard error is a file).
-fn progress(msg: &str) {
+pub(crate) fn progress(msg: &str) {
     if !tty() {
         return;
     }
@@ -47,7 +47,7 @@ fn progress(msg: &str) {
     let _ = e.flush();
 }
 
-fn progress_done() {
+pub(crate) fn progress_done() {
     if !tty() {
         return;
     }
