@@ -8,6 +8,7 @@
 //!     cargo bench -p click --bench pipelines            # all
 //!     cargo bench -p click --bench pipelines firewall   # one
 //!     BENCH_N=2000000 BENCH_RUNS=5 cargo bench -p click --bench pipelines
+//!     BENCH_JSON=out.json cargo bench -p click --bench pipelines  # + every run as JSON
 
 use click::prelude::*;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -112,6 +113,8 @@ fn main() {
         ("iprouter", "bench/iprouter.click", None, None),
     ];
     let sizes = [(64, "bench/udp-64.hex"), (1500, "bench/udp-1500.hex")];
+    // (pipeline, size, every run's Mp/s, median) for BENCH_JSON
+    let mut json_rows: Vec<String> = Vec::new();
     println!("pipeline        size  Mp/s(CPU)   ns/pkt   vs Click 2.1   vs FastClick   (median of {} runs, N={})", runs, n);
     println!("--------------  ----  ---------  -------  -------------  -------------");
     for (name, file, click, fast) in pipelines {
@@ -137,6 +140,11 @@ fn main() {
             }
             rates.sort_by(|a, b| a.partial_cmp(b).unwrap());
             let med = rates[rates.len() / 2];
+            let runs_list: Vec<String> = rates.iter().map(|r| format!("{r:.4}")).collect();
+            json_rows.push(format!(
+                "{{\"pipeline\": \"{name}\", \"size\": {size}, \"mpps\": [{}], \"median_mpps\": {med:.4}}}",
+                runs_list.join(", ")
+            ));
             let vs = |x: &Option<f64>| match (x, size) {
                 (Some(v), 64) => format!("{:>6.2}x", med / v),
                 _ => "      -".to_string(),
@@ -150,6 +158,16 @@ fn main() {
                 vs(click),
                 vs(fast)
             );
+        }
+    }
+    if let Ok(path) = std::env::var("BENCH_JSON") {
+        let text = format!(
+            "{{\n  \"kind\": \"pipelines\",\n  \"n\": {n},\n  \"runs\": {runs},\n  \"results\": [\n    {}\n  ]\n}}\n",
+            json_rows.join(",\n    ")
+        );
+        if let Err(e) = std::fs::write(&path, text) {
+            eprintln!("BENCH_JSON {path}: {e}");
+            std::process::exit(1);
         }
     }
 }

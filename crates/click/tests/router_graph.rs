@@ -203,3 +203,41 @@ fn push_pull_conflicts_are_reported() {
         e
     );
 }
+
+#[test]
+fn a_pass_yields_after_the_task_run_under_way() {
+    // A host with outside work waiting (an instance's mailbox request) ends
+    // the pass after one task run instead of up to 128; the task not run
+    // yet goes first in the next pass.
+    let r = router(
+        "InfiniteSource(BURST 1) -> a :: Counter -> Discard;\n\
+         InfiniteSource(BURST 1) -> b :: Counter -> Discard;",
+    );
+    let mut asked = 0;
+    let state = r.router.run_pass_until(|| {
+        asked += 1;
+        true
+    });
+    assert_eq!(state, RunState::Busy);
+    assert_eq!(asked, 1);
+    assert_eq!(
+        (r.read("a.count"), r.read("b.count")),
+        ("1".into(), "0".into())
+    );
+    r.router.run_pass_until(|| true);
+    assert_eq!(
+        (r.read("a.count"), r.read("b.count")),
+        ("1".into(), "1".into())
+    );
+    // Not yielding: the whole pass (128 task runs, 64 each).
+    let mut asked = 0;
+    r.router.run_pass_until(|| {
+        asked += 1;
+        false
+    });
+    assert_eq!(asked, 128);
+    assert_eq!(
+        (r.read("a.count"), r.read("b.count")),
+        ("65".into(), "65".into())
+    );
+}

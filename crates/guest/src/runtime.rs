@@ -2,7 +2,9 @@
 //!
 //! One loop pass: serve a new mailbox request if there is one (a single
 //! cache-line compare), wake `FromVNIC` elements whose ring has frames, run
-//! due timers and every scheduled task once, bump the heartbeat. With
+//! the router's scheduler pass (up to 128 task runs, then the due timers),
+//! bump the heartbeat. The pass ends early when a request arrives: the
+//! mailbox is looked at again after every task run. With
 //! nothing scheduled the instance publishes `state = IDLE`, re-checks the
 //! mailbox and rings (so a request or frame posted meanwhile is never
 //! missed), and sleeps through [`Platform::idle`] until the next timer or a
@@ -176,7 +178,12 @@ impl<P: Platform> Runtime<P> {
                             r.schedule_task_of(i);
                         }
                     }
-                    r.run_pass()
+                    // A request posted meanwhile ends the pass after the
+                    // task run under way (one shared-memory load per task
+                    // run), so a busy instance answers within one task run,
+                    // not a whole pass of up to 128.
+                    let mailbox = &self.mailbox;
+                    r.run_pass_until(|| mailbox.pending())
                 }
             };
             match run {

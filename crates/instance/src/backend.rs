@@ -88,6 +88,12 @@ pub trait Backend: Send + Sync {
     fn vnic(&self, k: usize) -> Option<(*mut u8, VnicInfo)>;
     /// Wakes the instance if it is idle (writes its wake eventfd).
     fn wake(&self);
+    /// Whether the instance's thread is (still) blocked waiting to be
+    /// woken, if the backend can tell cheaply (`None`: it cannot; the
+    /// mailbox's state is then the only sign).
+    fn asleep(&self) -> Option<bool> {
+        None
+    }
     /// Blocks until the instance notifies (CTRL_DONE), ends, or `timeout`
     /// passes. May return early; callers re-check the mailbox.
     fn wait_notify(&self, timeout: Duration);

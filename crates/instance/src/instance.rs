@@ -13,6 +13,24 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+/// How long the host spins for the reply before it blocks. A running
+/// guest looks at its mailbox after every task run, so on a CPU of its own
+/// it answers within one task run (under a microsecond to a few). When it
+/// has no CPU of its own (it shares the caller's: a loaded machine, or
+/// fewer cores than busy threads) it cannot answer while the caller spins,
+/// so the spin is short and the caller then blocks, letting it run; it
+/// notifies (CTRL_DONE) when it replies, which costs ~30–40 µs on a
+/// nested-KVM host.
+const SPIN_RUNNING: Duration = Duration::from_micros(10);
+
+/// The spin for an instance the host had to wake, once it is seen awake
+/// (its vCPU thread running again, or its state back to RUNNING) within
+/// [`SPIN_RUNNING`]: it then has a CPU, and waking a vCPU takes ~25–35 µs
+/// on a nested-KVM host before the guest answers, so spinning that long
+/// saves the notification. One that is not seen awake by then waits for
+/// the caller's CPU, and the caller blocks.
+const SPIN_WOKEN: Duration = Duration::from_micros(100);
+
 /// How to create an instance.
 #[derive(Clone)]
 pub struct InstanceOptions {
@@ -225,24 +243,40 @@ impl Inner {
         } else {
             self.watchdog
         };
-        self.wait_reply(&host, o, name, timeout)
+        self.wait_reply(&host, o, name, timeout, posted.wake)
     }
 
     /// Waits for the reply to the request `host` last posted and validates
-    /// it.
+    /// it: spins for up to [`SPIN_RUNNING`], or [`SPIN_WOKEN`] once an
+    /// instance that had to be woken (`woken`) is seen awake, then blocks
+    /// until the instance notifies.
     fn wait_reply(
         &self,
         host: &HostEnd,
         o: Op,
         name: &str,
         timeout: Duration,
+        woken: bool,
     ) -> Result<Reply, HandlerError> {
         let t0 = Instant::now();
-        // Spin briefly: a running instance answers within one scheduler pass.
         let mut answered = false;
-        while t0.elapsed() < Duration::from_micros(30) {
+        let mut spin = SPIN_RUNNING;
+        let mut asleep = woken;
+        loop {
             if host.replied().map_err(|c| self.corrupted(c))? {
                 answered = true;
+                break;
+            }
+            if asleep {
+                asleep = match self.backend.asleep() {
+                    Some(a) => a,
+                    None => self.raw_state() != state::RUNNING,
+                };
+                if !asleep {
+                    spin = SPIN_WOKEN;
+                }
+            }
+            if t0.elapsed() >= spin {
                 break;
             }
             std::hint::spin_loop();
@@ -421,7 +455,7 @@ impl Instance {
         });
         let reply = {
             let host = inner.client.lock().unwrap_or_else(|e| e.into_inner());
-            inner.wait_reply(&host, Op::Install, "", opts.boot_timeout)
+            inner.wait_reply(&host, Op::Install, "", opts.boot_timeout, true)
         };
         let reply = match reply {
             Ok(r) => r,

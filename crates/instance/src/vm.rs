@@ -54,6 +54,9 @@ impl Backend for VmBackend {
     fn wake(&self) {
         self.vm.wake()
     }
+    fn asleep(&self) -> Option<bool> {
+        Some(self.vm.asleep())
+    }
     fn wait_notify(&self, timeout: Duration) {
         self.vm.wait_notify(timeout)
     }

@@ -116,6 +116,8 @@ pub(crate) struct Shared {
     run: Mutex<RunState>,
     run_cv: Condvar,
     first_exit: Mutex<Option<Duration>>,
+    /// The vCPU thread is blocked in IDLE (waiting on `wake`).
+    asleep: AtomicBool,
 }
 
 pub(crate) struct RunState {
@@ -356,6 +358,7 @@ impl Vm {
             }),
             run_cv: Condvar::new(),
             first_exit: Mutex::new(None),
+            asleep: AtomicBool::new(false),
         });
         let t = vcpu::VcpuThread {
             vcpu,
@@ -400,6 +403,15 @@ impl Vm {
     /// Wakes the guest if it is idle.
     pub fn wake(&self) {
         clickos_sys::signal(&self.shared.wake);
+    }
+
+    /// Whether the vCPU thread is asleep in IDLE: after [`wake`](Self::wake)
+    /// this turns false once the thread runs again (before it re-enters the
+    /// guest), which tells a caller waiting for a reply whether the guest
+    /// got a CPU (spinning is worth it) or not yet (blocking lets it have
+    /// the caller's).
+    pub fn asleep(&self) -> bool {
+        self.shared.asleep.load(Ordering::Acquire)
     }
 
     /// Waits for CTRL_DONE, the end of the VM, or `timeout`.

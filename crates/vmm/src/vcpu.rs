@@ -188,7 +188,10 @@ impl Shared {
             }
             Some(Duration::from_nanos(left.min(3600 * 1_000_000_000) as u64))
         };
-        if clickos_sys::wait_readable(&self.wake, timeout) {
+        self.asleep.store(true, Ordering::Release);
+        let woken = clickos_sys::wait_readable(&self.wake, timeout);
+        self.asleep.store(false, Ordering::Release);
+        if woken {
             clickos_sys::drain(&self.wake);
         }
     }

@@ -217,7 +217,15 @@ impl Core {
     }
 
     /// One scheduler pass ([`Router::run_pass`](super::Router::run_pass)).
+    #[inline]
     pub(super) fn run_pass(&self) -> RunState {
+        self.run_pass_until(|| false)
+    }
+
+    /// One scheduler pass whose task runs end early once `yield_now`
+    /// returns true (asked after every task run);
+    /// [`Router::run_pass_until`](super::Router::run_pass_until).
+    pub(super) fn run_pass_until(&self, mut yield_now: impl FnMut() -> bool) -> RunState {
         let c = self;
         if c.stopped.get() {
             return RunState::Stopped;
@@ -243,7 +251,7 @@ impl Core {
                 s.task_scheduled.set(true);
                 c.run_queue.borrow_mut().push_back(i);
             }
-            if c.stopped.get() {
+            if c.stopped.get() || yield_now() {
                 break;
             }
         }

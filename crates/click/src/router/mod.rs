@@ -348,9 +348,20 @@ impl Router {
         &self.core
     }
 
-    /// Runs due timers, then every scheduled task once.
+    /// Runs scheduled tasks (up to 128 task runs, and every task queued
+    /// at the start at least once), then the timers that are due.
     pub fn run_pass(&self) -> RunState {
         self.core.run_pass()
+    }
+
+    /// As [`run_pass`](Self::run_pass), but the task runs end early,
+    /// before the due timers run, once `yield_now` returns true; it is
+    /// asked after every task run. A host with outside work waiting (an
+    /// instance's control request) thus gets the thread back within one
+    /// task run instead of one whole pass. The tasks not run yet keep
+    /// their place at the front of the queue.
+    pub fn run_pass_until(&self, yield_now: impl FnMut() -> bool) -> RunState {
+        self.core.run_pass_until(yield_now)
     }
     /// Runs until the router stops or goes idle with no timers left.
     /// `advance` is called when only timers remain, with the next expiry;
