@@ -20,6 +20,7 @@
 //! slab whose slots are reused, the tables chain through the flows
 //! themselves, and the heaps hold slab indices.
 
+pub use crate::common::cgnat::Cgnat;
 use crate::common::rng::Rng;
 use alloc::format;
 use alloc::rc::Rc;
@@ -462,6 +463,7 @@ impl Input {
         out: &mut FlowId,
         taken: &dyn Fn(&FlowId) -> bool,
         rng: &mut Rng,
+        ma: MapArgs,
     ) -> i32 {
         let r = match &self.kind {
             InputKind::NoChange => return self.foutput,
@@ -480,7 +482,7 @@ impl Input {
             InputKind::Mapper(_, m) => match m {
                 Some(m) => {
                     let mut m = m.borrow_mut();
-                    let (r, ports) = m.rewrite_flowid(flowid, out, taken, rng);
+                    let (r, ports) = m.rewrite_flowid(flowid, out, taken, rng, ma);
                     if let Some((f, rr)) = ports {
                         self.foutput = f;
                         self.routput = rr;
@@ -651,6 +653,18 @@ pub enum MapperKind {
     RoundRobin { last: usize },
     /// SourceIPHashMapper: the pattern the source address hashes to.
     SourceHash(ConsistentHash),
+    /// CGNATMapper: endpoint-independent mappings from per-subscriber
+    /// port blocks (`crate::common::cgnat`).
+    Cgnat(alloc::boxed::Box<Cgnat>),
+}
+
+/// What a mapper learns of the packet besides its flow ID.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MapArgs {
+    /// The IP protocol (`IP_PROTO_ICMP` for ICMPPingRewriter).
+    pub ip_p: u8,
+    /// Now, in milliseconds.
+    pub now: i64,
 }
 
 /// A mapper element's state (Click's IPMapper), shared with the rewriters
@@ -662,6 +676,22 @@ pub struct Mapper {
 }
 
 impl Mapper {
+    /// After a flow this mapper chose was stored: the bindings it holds
+    /// (a CGNAT's; `[NIL, NIL]` for the other mappers).
+    pub fn attach(&mut self) -> [u32; 2] {
+        match &mut self.kind {
+            MapperKind::Cgnat(c) => c.attach(),
+            _ => [NIL, NIL],
+        }
+    }
+
+    /// A flow that held bindings `ids` is gone, at `now` (ms).
+    pub fn release(&mut self, ids: [u32; 2], now: i64) {
+        if let MapperKind::Cgnat(c) = &mut self.kind {
+            c.release(ids, now);
+        }
+    }
+
     /// Returns the result and, when a pattern was chosen, the outputs the
     /// new flow takes.
     fn rewrite_flowid(
@@ -670,6 +700,7 @@ impl Mapper {
         out: &mut FlowId,
         taken: &dyn Fn(&FlowId) -> bool,
         rng: &mut Rng,
+        ma: MapArgs,
     ) -> (i32, Option<(i32, i32)>) {
         let n = self.specs.len();
         match &mut self.kind {
@@ -678,7 +709,7 @@ impl Mapper {
                     let i = *last % n;
                     *last = if i + 1 == n { 0 } else { i + 1 };
                     let is = &mut self.specs[i];
-                    let r = is.rewrite_flowid(flowid, out, taken, rng);
+                    let r = is.rewrite_flowid(flowid, out, taken, rng, ma);
                     if r != RW_DROP || matches!(is.kind, InputKind::Drop) {
                         return (r, Some((is.foutput, is.routput)));
                     }
@@ -696,8 +727,9 @@ impl Mapper {
                     return (RW_DROP, None);
                 };
                 let ports = Some((is.foutput, is.routput));
-                (is.rewrite_flowid(flowid, out, taken, rng), ports)
+                (is.rewrite_flowid(flowid, out, taken, rng, ma), ports)
             }
+            MapperKind::Cgnat(c) => c.map(flowid, out, ma),
         }
     }
 }
@@ -752,6 +784,9 @@ pub struct Flow {
     live: bool,
     /// Per direction: sequence-number delta transitions, oldest first.
     pub seq: [Vec<SeqDelta>; 2],
+    /// The CGNAT bindings this flow holds (released when it goes), or
+    /// [`NIL`].
+    pub cgn: [u32; 2],
 }
 
 /// TCP state bits in `tflags` (Click's TCPFlow).
@@ -1046,6 +1081,8 @@ pub struct FlowSet {
     heaps: [Vec<u32>; 2],
     pub capacity: i32,
     pub members: Vec<Member>,
+    /// The latest time (ms) the set saw, for the CGNAT's deletion log.
+    pub now: i64,
 }
 
 impl Default for FlowSet {
@@ -1065,6 +1102,7 @@ impl FlowSet {
             heaps: [Vec::new(), Vec::new()],
             capacity: DEFAULT_CAPACITY,
             members: Vec::new(),
+            now: 0,
         }
     }
 
@@ -1189,8 +1227,14 @@ impl FlowSet {
         self.unmap(f);
         let fl = &self.flows[f];
         let (m, i) = (fl.member as usize, fl.input as usize);
+        let cgn = core::mem::replace(&mut self.flows[f].cgn, [NIL, NIL]);
         if let Some(is) = self.members[m].inputs.get_mut(i) {
             is.count = is.count.saturating_sub(1);
+            if cgn[0] != NIL {
+                if let InputKind::Mapper(_, Some(mapper)) = &is.kind {
+                    mapper.borrow_mut().release(cgn, self.now);
+                }
+            }
         }
         self.release(f);
     }
@@ -1239,6 +1283,7 @@ impl FlowSet {
     /// Click's `shrink_heap`: drops expired flows, then the flows over
     /// capacity (all of them with `clear_all`).
     pub fn shrink(&mut self, clear_all: bool, now: i64) {
+        self.now = self.now.max(now);
         self.shift_best_effort(now);
         while let Some(&top) = self.heaps[0].first() {
             if !self.flows[top as usize].expired(now) {
@@ -1296,6 +1341,7 @@ impl FlowSet {
             mapid: 0,
             live: false,
             seq: [Vec::new(), Vec::new()],
+            cgn: [NIL, NIL],
         });
         self.flows.len() - 1
     }
@@ -1323,6 +1369,7 @@ impl FlowSet {
         if fo < 0 || fo as usize >= nout || ro < 0 || ro as usize >= nout {
             return NIL;
         }
+        self.now = self.now.max(now);
         let f = self.alloc();
         let (ow, nw) = (flowid.words(), rewritten.words());
         let ip_delta = checksum_delta(&ow[..4], &nw[..4]);
@@ -1351,6 +1398,7 @@ impl FlowSet {
             fl.input = input as u16;
             fl.mapid = mapid as u8;
             fl.live = true;
+            fl.cgn = [NIL, NIL];
         }
         let (to, g) = self.members[m].timeouts_for(&self.flows[f]);
         self.flows[f].guaranteed = g != 0;

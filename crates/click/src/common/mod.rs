@@ -11,6 +11,7 @@
 //! file); anything a second element needs goes here.
 
 pub mod args;
+pub mod cgnat;
 pub mod drops;
 pub mod ewma;
 pub mod handlers;

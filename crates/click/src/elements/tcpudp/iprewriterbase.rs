@@ -331,9 +331,13 @@ impl Rewriter {
                 };
                 let m = cx
                     .with_element(e, |el| {
-                        el.as_any()
-                            .downcast_ref::<super::rripmapper::IPMapperElement>()
+                        let any = el.as_any();
+                        any.downcast_ref::<super::rripmapper::IPMapperElement>()
                             .map(|m| m.shared())
+                            .or_else(|| {
+                                any.downcast_ref::<super::cgnatmapper::CGNATMapper>()
+                                    .map(|m| m.shared())
+                            })
                     })
                     .flatten();
                 match m {
@@ -448,6 +452,7 @@ impl Rewriter {
                     &mut rw,
                     &|k| map.get(k, flows) != NIL,
                     &mut self.rng,
+                    MapArgs { ip_p, now },
                 )
             };
             set.members[m].inputs[port] = is;
@@ -463,6 +468,13 @@ impl Rewriter {
                 };
                 if ok {
                     r = set.add_flow(m, port, mapid, ip_p, &flowid, &rw, now);
+                }
+                // a CGNAT mapper's bindings are held by the flow stored
+                if r != NIL {
+                    if let InputKind::Mapper(_, Some(mapper)) = &set.members[m].inputs[port].kind {
+                        let ids = mapper.borrow_mut().attach();
+                        set.flows[eref_flow(r)].cgn = ids;
+                    }
                 }
             }
             if r == NIL {

@@ -5,6 +5,7 @@
 
 use crate::element::ClassSpec;
 
+pub mod cgnatmapper;
 pub mod icmppingrewriter;
 pub mod icmprewriter;
 pub mod ipaddrpairrewriter;
@@ -28,4 +29,5 @@ pub static SPECS: &[&ClassSpec] = &[
     &iprwpatterns::SPEC,
     &rripmapper::SPEC,
     &siphmapper::SPEC,
+    &cgnatmapper::SPEC,
 ];
