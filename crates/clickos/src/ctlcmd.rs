@@ -265,7 +265,11 @@ fn print_instance(v: &Value) {
         "boot:        {:.3} ms",
         v["boot_seconds"].as_f64().unwrap_or(0.0) * 1e3
     );
-    println!("config:      {} ({} bytes)", s("config_file"), s("config_bytes"));
+    println!(
+        "config:      {} ({} bytes)",
+        s("config_file"),
+        s("config_bytes")
+    );
     if !v["last_end"].is_null() {
         println!("last end:    {}", s("last_end"));
     }
@@ -646,7 +650,9 @@ pub fn main(verb: &str, args: &[String]) -> i32 {
             .ok()
             .filter(|s| !s.is_empty())
             .unwrap_or_else(|| clickos_daemon::default_socket().display().to_string()),
-        token: std::env::var("CLICKOS_TOKEN").ok().filter(|s| !s.is_empty()),
+        token: std::env::var("CLICKOS_TOKEN")
+            .ok()
+            .filter(|s| !s.is_empty()),
         json: false,
     };
     let mut rest = Vec::new();
@@ -695,7 +701,10 @@ pub fn main(verb: &str, args: &[String]) -> i32 {
             "list" => out(g.json_call("GET", "/v1/instances", None)?, &print_list),
             "show" => {
                 need(a, 1, "show INSTANCE")?;
-                out(g.json_call("GET", &inst_path(&a[0]), None)?, &print_instance)
+                out(
+                    g.json_call("GET", &inst_path(&a[0]), None)?,
+                    &print_instance,
+                )
             }
             "install" => {
                 need(a, 2, "install INSTANCE CONFIG")?;
