@@ -6,6 +6,7 @@
 //! * `clickos elements [NAME | --markdown]` prints the element reference.
 //! * `clickos vm ...` runs and benchmarks instances (`clickos-instance`).
 
+mod ctlcmd;
 mod datapath;
 mod runcmd;
 mod swbench;
@@ -21,6 +22,9 @@ fn top_usage() -> &'static str {
        clickos vm bench [OPTIONS]
        clickos chain [OPTIONS] CONFIG... --in ATTACH --out ATTACH
        clickos switch bench [OPTIONS]
+       clickos daemon [--state DIR] [--socket PATH] [--listen ADDR:PORT] [--tokens FILE]
+       clickos create|list|show|install|read|write|handlers|console|stop|start|
+               destroy|top|events|completions ...
        clickos --help | --version
 
 Commands:
@@ -36,6 +40,10 @@ Commands:
              The data plane: the switch alone against memcpy, one instance's
              vNIC by ring size, chains of 1-9 instances, 1-100 instances into
              one switch (speed and fairness).
+  daemon     Run the control plane: a fleet of instances kept across restarts,
+             an HTTP/JSON API on a UNIX socket ('clickos daemon --help').
+  create ... The fleet verbs, talking to the daemon ('clickos list --help'
+             lists them with their exit codes).
   elements   List the element classes with their summaries; with CLASS, print
              that class's reference; with --markdown, the whole reference.
 "
@@ -132,6 +140,8 @@ fn main() {
                     1
                 }
             },
+            Some("daemon") => ctlcmd::daemon_main(&args[2..]),
+            Some(v) if ctlcmd::VERBS.contains(&v) || v == "fault" => ctlcmd::main(v, &args[2..]),
             Some("--help") | Some("-h") | Some("help") => {
                 print!("{}", top_usage());
                 0
@@ -139,6 +149,10 @@ fn main() {
             Some("--version") | Some("-v") => {
                 println!("clickos {}", click::router::VERSION);
                 0
+            }
+            Some(g) if g.starts_with("--") && ctlcmd::split_global(&args[1..]).is_some() => {
+                let (verb, rest) = ctlcmd::split_global(&args[1..]).unwrap_or_default();
+                ctlcmd::main(&verb, &rest)
             }
             Some(other) => {
                 eprintln!("clickos: unknown command '{other}'");
