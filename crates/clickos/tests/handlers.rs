@@ -58,6 +58,7 @@ const ARGS: &[(&str, &str)] = &[
     ("FixIPSrc", "10.0.0.1"),
     ("FromDump", "{data}/mixed.pcap, STOP true"),
     ("AggregateIP", "ip src"),
+    ("CGNATMapper", "POOL 198.51.100.0/30"),
     ("FromIPSummaryDump", "{tmp}/in.ipsum, STOP true"),
     ("GetIPAddress", "16"),
     ("HashSwitch", "0, 1"),

@@ -95,6 +95,46 @@ an instance), the lines go to the console. Without LOG, the `log` handler has th
             mode: HandlerMode::Read,
             text: "`bindings N`, `subscribers N`, `created N`, `deleted N`, `port_failures N`, `pool_failures N`, `filtered N`, `strangers N`, `hairpins N`, one a line (each is also a handler of its own).",
         },
+        HandlerDoc {
+            name: "bindings",
+            mode: HandlerMode::Read,
+            text: "Live mappings (internal endpoint to external address and port).",
+        },
+        HandlerDoc {
+            name: "created",
+            mode: HandlerMode::Read,
+            text: "Mappings created so far.",
+        },
+        HandlerDoc {
+            name: "deleted",
+            mode: HandlerMode::Read,
+            text: "Mappings deleted so far (their last flow ended).",
+        },
+        HandlerDoc {
+            name: "port_failures",
+            mode: HandlerMode::Read,
+            text: "Mappings refused: the subscriber's port blocks were all in use.",
+        },
+        HandlerDoc {
+            name: "pool_failures",
+            mode: HandlerMode::Read,
+            text: "Mappings refused: no public address had a free port block.",
+        },
+        HandlerDoc {
+            name: "filtered",
+            mode: HandlerMode::Read,
+            text: "Packets to a pool address dropped: no mapping holds that address and port, filtering (FILTERING false) refused a new outside flow, or hairpinning is off.",
+        },
+        HandlerDoc {
+            name: "strangers",
+            mode: HandlerMode::Read,
+            text: "Packets neither from an INSIDE address nor to the pool (dropped).",
+        },
+        HandlerDoc {
+            name: "hairpins",
+            mode: HandlerMode::Read,
+            text: "Packets from inside to a public mapping of another inside host, turned around (hairpinning).",
+        },
     ],
     live_reconfigure: false,
     order_sensitive: false,
