@@ -144,7 +144,10 @@ impl Click {
                 let (out, err) = c.stop();
                 panic!("clickos exited early:\n{out}\n{err}");
             }
-            assert!(t0.elapsed() < Duration::from_secs(10), "clickos did not start");
+            assert!(
+                t0.elapsed() < Duration::from_secs(10),
+                "clickos did not start"
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
         c
@@ -242,10 +245,16 @@ fn check_session(s: &str, mac: &str, pings: u64) {
     assert_eq!(w[1].to_ascii_lowercase(), mac.to_ascii_lowercase(), "{s}");
     assert_eq!(w[2], POOL_FIRST, "{s}");
     assert_eq!(w[3], "open", "{s}");
-    assert_eq!((w[4].as_str(), w[7].as_str(), w[10].as_str()), ("up", "down", "uptime"));
+    assert_eq!(
+        (w[4].as_str(), w[7].as_str(), w[10].as_str()),
+        ("up", "down", "uptime")
+    );
     let n = |i: usize| w[i].parse::<u64>().unwrap();
     assert!(n(5) >= pings && n(8) >= pings, "packets each way: {s}");
-    assert!(n(6) >= pings * 84 && n(9) >= pings * 84, "bytes each way: {s}");
+    assert!(
+        n(6) >= pings * 84 && n(9) >= pings * 84,
+        "bytes each way: {s}"
+    );
     assert!(w[11].parse::<f64>().unwrap() > 0.0, "{s}");
 }
 
@@ -283,10 +292,28 @@ fn pppd_session() {
     let net = Net::new();
     let click = Click::start(&net);
     let mut pppd = Command::new("ip")
-        .args(["netns", "exec", &net.cli, "pppd", "nodetach", "plugin", plugin])
-        .args(["nic-eth0", "noauth", "user", "test", "noipdefault", "nodefaultroute"])
-        .args(["ifname", "ppp0", "mru", "1492", "mtu", "1492", "novj", "noccp"])
-        .args(["lcp-echo-interval", "1", "lcp-echo-failure", "5", "maxfail", "1"])
+        .args([
+            "netns", "exec", &net.cli, "pppd", "nodetach", "plugin", plugin,
+        ])
+        .args([
+            "nic-eth0",
+            "noauth",
+            "user",
+            "test",
+            "noipdefault",
+            "nodefaultroute",
+        ])
+        .args([
+            "ifname", "ppp0", "mru", "1492", "mtu", "1492", "novj", "noccp",
+        ])
+        .args([
+            "lcp-echo-interval",
+            "1",
+            "lcp-echo-failure",
+            "5",
+            "maxfail",
+            "1",
+        ])
         .args(["nopersist", "debug"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -318,7 +345,15 @@ fn pppd_session() {
             click.read("bras.sessions")
         );
     }
-    ip(&["-n", &net.cli, "route", "add", "192.0.2.0/24", "dev", "ppp0"]);
+    ip(&[
+        "-n",
+        &net.cli,
+        "route",
+        "add",
+        "192.0.2.0/24",
+        "dev",
+        "ppp0",
+    ]);
     let (ok, out) = ping(&net.cli, 3);
     assert!(ok, "ping over ppp0: {out}");
     check_session(&click.read("bras.sessions"), &mac_of(&net.cli, "eth0"), 3);
@@ -412,11 +447,15 @@ fn tun(ns: &str) -> OwnedFd {
     in_netns(ns, || {
         // SAFETY: open(2) of a path literal; the result is checked.
         let fd = unsafe { libc::open(c"/dev/net/tun".as_ptr(), libc::O_RDWR | libc::O_NONBLOCK) };
-        assert!(fd >= 0, "open /dev/net/tun: {}", std::io::Error::last_os_error());
+        assert!(
+            fd >= 0,
+            "open /dev/net/tun: {}",
+            std::io::Error::last_os_error()
+        );
         let mut ifr = [0u8; 40];
         ifr[..4].copy_from_slice(b"ppp0");
         ifr[16..18].copy_from_slice(&(0x0001u16 | 0x1000).to_ne_bytes()); // IFF_TUN | IFF_NO_PI
-        // SAFETY: TUNSETIFF with an ifreq-sized buffer on our descriptor.
+                                                                          // SAFETY: TUNSETIFF with an ifreq-sized buffer on our descriptor.
         let r = unsafe { libc::ioctl(fd, 0x400454ca, ifr.as_mut_ptr()) };
         assert_eq!(r, 0, "TUNSETIFF: {}", std::io::Error::last_os_error());
         // SAFETY: `fd` is a descriptor we own.
@@ -595,7 +634,10 @@ impl PppClient {
                     0xc021 if body.len() >= 4 && body[0] == 9 => {
                         let mut d = magic.to_be_bytes().to_vec();
                         d.extend_from_slice(body.get(8..).unwrap_or(&[]));
-                        let _ = stdin.lock().unwrap().write_all(&hdlc(0xc021, &cp(10, body[1], &d)));
+                        let _ = stdin
+                            .lock()
+                            .unwrap()
+                            .write_all(&hdlc(0xc021, &cp(10, body[1], &d)));
                     }
                     _ => {}
                 }
@@ -654,19 +696,39 @@ fn rp_pppoe_client_session() {
 
     // ppp0: the pool address, peer the BRAS
     let t = tun(&net.cli);
-    ip(&["-n", &net.cli, "addr", "add", &addr, "peer", &peer, "dev", "ppp0"]);
-    ip(&["-n", &net.cli, "link", "set", "dev", "ppp0", "mtu", "1492", "up"]);
-    ip(&["-n", &net.cli, "route", "add", "192.0.2.0/24", "dev", "ppp0"]);
+    ip(&[
+        "-n", &net.cli, "addr", "add", &addr, "peer", &peer, "dev", "ppp0",
+    ]);
+    ip(&[
+        "-n", &net.cli, "link", "set", "dev", "ppp0", "mtu", "1492", "up",
+    ]);
+    ip(&[
+        "-n",
+        &net.cli,
+        "route",
+        "add",
+        "192.0.2.0/24",
+        "dev",
+        "ppp0",
+    ]);
     client.relay(t);
     let (ok, out) = ping(&net.cli, 3);
-    assert!(ok, "ping over the session: {out}\n{}", click.read("bras.stats"));
+    assert!(
+        ok,
+        "ping over the session: {out}\n{}",
+        click.read("bras.stats")
+    );
     // the BRAS's own address answers too
     let o = Command::new("ip")
-        .args(["netns", "exec", &net.cli, "ping", "-c", "1", "-W", "2", LOCAL])
+        .args([
+            "netns", "exec", &net.cli, "ping", "-c", "1", "-W", "2", LOCAL,
+        ])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
-    check_session(&click.read("bras.sessions"), &mac_of(&net.cli, "eth0"), 3);
+    let sessions = click.read("bras.sessions");
+    eprintln!("bras.sessions: {sessions}");
+    check_session(&sessions, &mac_of(&net.cli, "eth0"), 3);
 
     let err = client.hang_up();
     let (gone, s) = click.wait_for("bras.count", 10, |v| v == "0");
@@ -703,20 +765,31 @@ fn rp_pppoe_discovery() {
     assert!(out.contains("Access-Concentrator: clickos-bras"), "{out}");
     assert!(out.contains("Service-Name: internet"), "{out}");
     assert!(out.contains("Got a cookie"), "{out}");
-    assert!(out.to_ascii_lowercase().contains("02:00:00:00:01:fe"), "{out}");
+    assert!(
+        out.to_ascii_lowercase().contains("02:00:00:00:01:fe"),
+        "{out}"
+    );
     // a service we do not offer: no offer
     let (ok, out) = pppoe(&["-A", "-S", "video"]);
     assert!(!ok || !out.contains("Access-Concentrator"), "{out}");
     // discovery only: SESSION:MAC
     let (ok, out) = pppoe(&["-d", "-S", "internet"]);
     assert!(ok, "{out}");
-    let line = out.lines().find(|l| l.contains(':')).unwrap_or("").trim().to_string();
+    let line = out
+        .lines()
+        .find(|l| l.contains(':'))
+        .unwrap_or("")
+        .trim()
+        .to_string();
     let (sid, mac) = line.split_once(':').unwrap_or_else(|| panic!("{out}"));
     assert_eq!(sid, "1", "{out}");
     assert_eq!(mac.to_ascii_lowercase(), "02:00:00:00:01:fe");
     let s = click.read("bras.sessions");
     let w = session_words(&s);
-    assert_eq!((w[0].as_str(), w[2].as_str(), w[3].as_str()), ("1", POOL_FIRST, "lcp"));
+    assert_eq!(
+        (w[0].as_str(), w[2].as_str(), w[3].as_str()),
+        ("1", POOL_FIRST, "lcp")
+    );
     // its PADT
     let (ok, out) = pppoe(&["-k", "-e", &line]);
     assert!(ok, "{out}");

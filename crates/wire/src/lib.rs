@@ -60,8 +60,8 @@ pub use checksum::{
 pub use ethernet::{ethertype, EtherAddress, EthernetFrame, VlanHeader};
 pub use icmp::{icmp_code, icmp_type, IcmpPacket};
 pub use ipv4::{ip_proto, Ipv4Packet, Ipv4Repr};
-pub use tcp::{tcp_flags, tcp_option, TcpPacket};
 pub use pppoe::PppoePacket;
+pub use tcp::{tcp_flags, tcp_option, TcpPacket};
 pub use udp::UdpPacket;
 
 pub use core::net::Ipv4Addr;

@@ -292,7 +292,7 @@ uptime SECONDS` (STATE is `lcp`, `ipcp`, `open` or `closing`; up is from the sub
         HandlerDoc {
             name: "pads",
             mode: HandlerMode::Read,
-            text: "PADSs sent (refusals included).",
+            text: "PADS packets sent (refusals, with session 0, included).",
         },
         HandlerDoc {
             name: "padt_in",
@@ -307,7 +307,7 @@ uptime SECONDS` (STATE is `lcp`, `ipcp`, `open` or `closing`; up is from the sub
         HandlerDoc {
             name: "bad_header",
             mode: HandlerMode::Read,
-            text: "Frames dropped for a wrong version/type, code, session id 0 or not, ethertype, a group source address or a missing/duplicate Service-Name.",
+            text: "Frames dropped for a wrong version/type, code or ethertype, a PADI/PADR with a session id or a PADT without one, a group source address, or a PADI/PADR without exactly one Service-Name.",
         },
         HandlerDoc {
             name: "bad_length",
@@ -415,7 +415,15 @@ impl PPPoEServer {
     }
 
     /// An Ethernet frame to `dst` with a PPPoE header and `payload`.
-    fn frame(&self, cx: &Ctx, dst: [u8; 6], etype: u16, code: u8, sid: u16, payload: &[&[u8]]) -> Packet {
+    fn frame(
+        &self,
+        cx: &Ctx,
+        dst: [u8; 6],
+        etype: u16,
+        code: u8,
+        sid: u16,
+        payload: &[&[u8]],
+    ) -> Packet {
         let n: usize = payload.iter().map(|s| s.len()).sum();
         let mut p = cx.pool().make_len(DEFAULT_HEADROOM, 20 + n, 0);
         {
@@ -449,7 +457,14 @@ impl PPPoEServer {
             ((data.len() + 4) >> 8) as u8,
             (data.len() + 4) as u8,
         ];
-        self.frame(cx, s.mac, pppoe_type::SESSION, code::SESSION, s.id, &[&hdr, data])
+        self.frame(
+            cx,
+            s.mac,
+            pppoe_type::SESSION,
+            code::SESSION,
+            s.id,
+            &[&hdr, data],
+        )
     }
 
     fn lcp_request_data(&self, s: &Session) -> Vec<u8> {
@@ -826,9 +841,7 @@ impl PPPoEServer {
                 if cp.sent.is_some() && c.identifier() == cp.id =>
             {
                 for o in c.options().flatten() {
-                    if proto == ppp_proto::LCP
-                        && o.0 == LCP_MAGIC
-                        && c.code() == cp_code::CONF_NAK
+                    if proto == ppp_proto::LCP && o.0 == LCP_MAGIC && c.code() == cp_code::CONF_NAK
                     {
                         s.our_magic = (self.rng.next_u64() as u32).max(1);
                     } else if o.0 < 32 {
@@ -873,7 +886,7 @@ impl PPPoEServer {
             return;
         };
         if c.code() == cp_code::CONF_REQ {
-            let (mut ack, mut nak, mut rej) = (Vec::new(), Vec::new(), Vec::new());
+            let (mut nak, mut rej) = (Vec::new(), Vec::new());
             let Some(s) = self.sessions.get(&sid) else {
                 return;
             };
@@ -886,15 +899,12 @@ impl PPPoEServer {
                 match (t, v.len()) {
                     (LCP_MRU, 2) if be16(v) <= self.cf.mru && be16(v) >= 64 => {
                         mru = be16(v);
-                        ack.extend_from_slice(raw);
                     }
                     (LCP_MRU, 2) => {
                         nak.extend_from_slice(&[LCP_MRU, 4]);
                         nak.extend_from_slice(&self.cf.mru.to_be_bytes());
                     }
-                    (LCP_MAGIC, 4) if be32(v) != 0 && be32(v) != s.our_magic => {
-                        ack.extend_from_slice(raw)
-                    }
+                    (LCP_MAGIC, 4) if be32(v) != 0 && be32(v) != s.our_magic => {}
                     (LCP_MAGIC, 4) => {
                         nak.extend_from_slice(&[LCP_MAGIC, 6]);
                         let m = (self.rng.next_u64() as u32).max(1);
@@ -903,7 +913,7 @@ impl PPPoEServer {
                     _ => rej.extend_from_slice(raw),
                 }
             }
-            self.configure_reply(sid, ppp_proto::LCP, c.identifier(), c.data(), ack, nak, rej, cx);
+            self.configure_reply(sid, ppp_proto::LCP, c.identifier(), c.data(), nak, rej, cx);
             if let Some(s) = self.sessions.get_mut(&sid) {
                 if s.lcp.theirs_acked {
                     s.peer_mru = mru;
@@ -922,7 +932,14 @@ impl PPPoEServer {
             cp_code::ECHO_REQ if s.lcp.opened() => {
                 let mut d = s.our_magic.to_be_bytes().to_vec();
                 d.extend_from_slice(c.data().get(4..).unwrap_or(&[]));
-                let r = self.control(cx, s, ppp_proto::LCP, cp_code::ECHO_REPLY, c.identifier(), &d);
+                let r = self.control(
+                    cx,
+                    s,
+                    ppp_proto::LCP,
+                    cp_code::ECHO_REPLY,
+                    c.identifier(),
+                    &d,
+                );
                 cx.push(0, r);
             }
             cp_code::ECHO_REQ | cp_code::ECHO_REPLY | cp_code::DISCARD_REQ => {}
@@ -945,7 +962,7 @@ impl PPPoEServer {
             return;
         };
         if c.code() == cp_code::CONF_REQ {
-            let (mut ack, mut nak, mut rej) = (Vec::new(), Vec::new(), Vec::new());
+            let (mut nak, mut rej) = (Vec::new(), Vec::new());
             let mut saw_addr = false;
             for o in c.options() {
                 let Ok((t, v, raw)) = o else {
@@ -962,7 +979,7 @@ impl PPPoEServer {
                     _ => None,
                 };
                 match want {
-                    Some(a) if be32(v) == a => ack.extend_from_slice(raw),
+                    Some(a) if be32(v) == a => {}
                     Some(a) => {
                         nak.extend_from_slice(&[t, 6]);
                         nak.extend_from_slice(&a.to_be_bytes());
@@ -975,7 +992,7 @@ impl PPPoEServer {
                 nak.extend_from_slice(&[IPCP_ADDR, 6]);
                 nak.extend_from_slice(&s.ip.to_be_bytes());
             }
-            self.configure_reply(sid, ppp_proto::IPCP, c.identifier(), c.data(), ack, nak, rej, cx);
+            self.configure_reply(sid, ppp_proto::IPCP, c.identifier(), c.data(), nak, rej, cx);
             return;
         }
         if self.answer(sid, ppp_proto::IPCP, &c, cx) {
@@ -994,7 +1011,6 @@ impl PPPoEServer {
         proto: u16,
         id: u8,
         request: &[u8],
-        _ack: Vec<u8>,
         nak: Vec<u8>,
         rej: Vec<u8>,
         cx: &Ctx,
@@ -1036,10 +1052,7 @@ impl PPPoEServer {
     /// Starts IPCP once LCP opens, and re-arms the timer.
     fn after_change(&mut self, sid: u16, cx: &Ctx) {
         if let Some(s) = self.sessions.get(&sid) {
-            if s.closing.is_none()
-                && s.lcp.opened()
-                && s.ipcp.sent.is_none()
-                && !s.ipcp.ours_acked
+            if s.closing.is_none() && s.lcp.opened() && s.ipcp.sent.is_none() && !s.ipcp.ours_acked
             {
                 self.send_request(sid, ppp_proto::IPCP, cx);
             }
@@ -1201,9 +1214,8 @@ impl Element for PPPoEServer {
                 self.remove(sid, true, cx);
                 continue;
             }
-            let first_lcp = s.lcp.sent.is_none()
-                && !s.lcp.ours_acked
-                && now >= s.start.nsec() + RESTART_NS;
+            let first_lcp =
+                s.lcp.sent.is_none() && !s.lcp.ours_acked && now >= s.start.nsec() + RESTART_NS;
             let lcp_due = s.lcp.sent.is_some_and(|t| now >= t.nsec() + RESTART_NS);
             let ipcp_due = s.ipcp.sent.is_some_and(|t| now >= t.nsec() + RESTART_NS);
             if first_lcp || lcp_due {
@@ -1236,7 +1248,10 @@ impl Element for PPPoEServer {
             return None;
         }
         let Ok(sid) = value.trim().parse::<u16>() else {
-            return Some(Err(format!("expected a session id, not '{}'", value.trim())));
+            return Some(Err(format!(
+                "expected a session id, not '{}'",
+                value.trim()
+            )));
         };
         if !self.sessions.contains_key(&sid) {
             return Some(Err(format!("no session {}", sid)));
@@ -1247,7 +1262,10 @@ impl Element for PPPoEServer {
     }
 
     fn take_state(&mut self, old: &mut dyn Element, cx: &Ctx) {
-        let Some(o) = old.as_any_mut().and_then(|a| a.downcast_mut::<PPPoEServer>()) else {
+        let Some(o) = old
+            .as_any_mut()
+            .and_then(|a| a.downcast_mut::<PPPoEServer>())
+        else {
             return;
         };
         self.sessions = core::mem::take(&mut o.sessions);
