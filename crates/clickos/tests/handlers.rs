@@ -78,6 +78,10 @@ const ARGS: &[(&str, &str)] = &[
     ("ICMPPingRewriter", "drop"),
     ("LinearIPLookup", "10.0.0.0/8 0, 0/0 0"),
     ("Meter", "1000"),
+    (
+        "PPPoEServer",
+        "ETH 00:01:02:03:04:05, LOCAL 10.0.0.1, POOL 10.0.0.0/24",
+    ),
     ("Paint", "1"),
     ("PaintSwitch", ""),
     ("PaintTee", "1"),

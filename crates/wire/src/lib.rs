@@ -10,7 +10,9 @@
 //! * [`Ipv4Packet`] (with options, fragments and flags),
 //! * [`IcmpPacket`] (echo id/seq, [`icmp_type`] and code constants),
 //! * [`TcpPacket`] (flags, options),
-//! * [`UdpPacket`].
+//! * [`UdpPacket`],
+//! * [`PppoePacket`] (RFC 2516, with its tags) and [`pppoe::ControlPacket`]
+//!   (LCP/IPCP code, identifier, options).
 //!
 //! # Panics
 //!
@@ -46,6 +48,7 @@ pub mod ethernet;
 pub mod icmp;
 pub mod ipv4;
 pub mod names;
+pub mod pppoe;
 pub mod tcp;
 pub mod udp;
 
@@ -57,6 +60,7 @@ pub use checksum::{
 pub use ethernet::{ethertype, EtherAddress, EthernetFrame, VlanHeader};
 pub use icmp::{icmp_code, icmp_type, IcmpPacket};
 pub use ipv4::{ip_proto, Ipv4Packet, Ipv4Repr};
+pub use pppoe::PppoePacket;
 pub use tcp::{tcp_flags, tcp_option, TcpPacket};
 pub use udp::UdpPacket;
 

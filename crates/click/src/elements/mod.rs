@@ -11,6 +11,7 @@ pub mod classify;
 pub mod ethernet;
 pub mod icmp;
 pub mod ip;
+pub mod ppp;
 pub mod standard;
 pub mod tcpudp;
 
@@ -40,5 +41,6 @@ pub fn all() -> Vec<&'static ClassSpec> {
     v.extend_from_slice(icmp::SPECS);
     v.extend_from_slice(analysis::SPECS);
     v.extend_from_slice(tcpudp::SPECS);
+    v.extend_from_slice(ppp::SPECS);
     v
 }
