@@ -83,6 +83,8 @@ struct Fast {
     off: u32,
     /// All ones for transport-relative words, zero for the others.
     tsel: u32,
+    /// The mask and value in the packet's byte order (`to_be`), so the
+    /// word read needs no swap.
     mask: u32,
     value: u32,
     /// [no, yes]
@@ -196,8 +198,8 @@ impl Program {
             .map(|i: &Insn| Fast {
                 off: i.off,
                 tsel: if i.transp { u32::MAX } else { 0 },
-                mask: i.mask,
-                value: i.value,
+                mask: i.mask.to_be(),
+                value: i.value.to_be(),
                 next: [i.no, i.yes],
             })
             .collect();
@@ -257,8 +259,12 @@ impl Program {
                 // SAFETY: start + 4 <= safe_net or tbase + safe_transp,
                 // both at most data.len() (checked above); read_unaligned
                 // has no alignment requirement.
-                let w = u32::from_be(unsafe { ptr.add(start).cast::<u32>().read_unaligned() });
-                t = f.next[usize::from(w & f.mask == f.value)];
+                let w = unsafe { ptr.add(start).cast::<u32>().read_unaligned() };
+                t = if w & f.mask == f.value {
+                    f.next[1]
+                } else {
+                    f.next[0]
+                };
                 if t < 0 {
                     return decode(t);
                 }

@@ -185,14 +185,25 @@ impl Anno {
         }
     }
     /// Reads `N` bytes at `off` (zeros where out of range).
+    #[inline]
     pub fn get<const N: usize>(&self, off: usize) -> [u8; N] {
+        if let Some(b) = self.bytes.get(off..off.wrapping_add(N)) {
+            if let Ok(a) = <[u8; N]>::try_from(b) {
+                return a;
+            }
+        }
         let mut out = [0u8; N];
         for (i, o) in out.iter_mut().enumerate() {
             *o = self.u8_at(off + i);
         }
         out
     }
+    #[inline]
     pub fn set(&mut self, off: usize, v: &[u8]) {
+        if let Some(d) = self.bytes.get_mut(off..off.wrapping_add(v.len())) {
+            d.copy_from_slice(v);
+            return;
+        }
         for (i, b) in v.iter().enumerate() {
             self.set_u8_at(off + i, *b);
         }
@@ -586,7 +597,7 @@ pub struct Packet {
 }
 
 impl Drop for Packet {
-    #[inline]
+    #[inline(always)]
     fn drop(&mut self) {
         // SAFETY: `self.b` is never used again after this point: we are in
         // drop, and `into_inner`-style paths do not exist for Packet.

@@ -38,6 +38,16 @@ impl IpMatcher {
     #[inline]
     pub(crate) fn push_batch(&mut self, batch: Batch, cx: &Ctx) {
         let Some(prog) = &self.prog else { return };
+        // the common case: the whole batch goes one way
+        let mut it = batch.iter();
+        let Some(p0) = it.next() else { return };
+        let first = Self::port_for(prog, self.noutputs, p0);
+        if it.all(|p| Self::port_for(prog, self.noutputs, p) == first) {
+            if first != DROP_PORT {
+                cx.push_batch(first as usize, batch);
+            }
+            return;
+        }
         self.ports.clear();
         for p in &batch {
             self.ports.push(Self::port_for(prog, self.noutputs, p));

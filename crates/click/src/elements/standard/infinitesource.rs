@@ -181,12 +181,20 @@ impl Element for InfiniteSource {
         } else {
             Timestamp::ZERO
         };
+        let packet = &self.packet;
+        let d = self
+            .shared
+            .get_or_insert_with(|| SharedData::new(DEFAULT_HEADROOM, packet));
+        let (pool, timestamp) = (cx.pool(), self.timestamp);
         let mut out = Emitter::new(cx, 0);
         for _ in 0..n {
-            let p = self.make_packet(cx, now);
-            self.count += 1;
+            let mut p = pool.make_shared(d);
+            if timestamp {
+                p.set_timestamp(now);
+            }
             out.emit(cx, p);
         }
+        self.count += n as u64;
         out.flush(cx);
         true
     }
