@@ -623,6 +623,38 @@ impl Drop for Packet {
     }
 }
 
+/// Drops every packet in `v` (leaving it empty), with the per-packet work
+/// inlined into one loop.
+#[inline]
+pub fn drop_all(v: &mut Vec<Packet>) {
+    for p in v.drain(..) {
+        let mut me = ManuallyDrop::new(p);
+        // SAFETY: `me` is in ManuallyDrop, so Packet's Drop never runs for
+        // it, and `me.b` is taken exactly once.
+        let b = unsafe { ManuallyDrop::take(&mut me.b) };
+        recycle(b);
+    }
+}
+
+/// What dropping a packet does with its buffer: release any shared data
+/// and return the buffer to its pool (or free it).
+#[inline(always)]
+fn recycle(mut b: Box<Buf>) {
+    b.shared = None;
+    if let Some(pool) = &b.pool {
+        let pool: *const PoolInner = Rc::as_ptr(pool);
+        // SAFETY: as in `Packet`'s `Drop`.
+        let pool = unsafe { &*pool };
+        // SAFETY: the borrow ends with the statement (see `free`).
+        let free = unsafe { pool.free() };
+        if free.len() < pool.max_free {
+            free.push(b);
+        } else {
+            pool_full(pool, b);
+        }
+    }
+}
+
 /// A buffer comes back to a full pool: with a depot, hand it a batch of
 /// spare buffers (for threads that run short); else free the buffer.
 #[cold]
