@@ -38,19 +38,22 @@ impl IpMatcher {
     #[inline]
     pub(crate) fn push_batch(&mut self, batch: Batch, cx: &Ctx) {
         let Some(prog) = &self.prog else { return };
-        // the common case: the whole batch goes one way
-        let mut it = batch.iter();
-        let Some(p0) = it.next() else { return };
-        let first = Self::port_for(prog, self.noutputs, p0);
-        if it.all(|p| Self::port_for(prog, self.noutputs, p) == first) {
-            if first != DROP_PORT {
-                cx.push_batch(first as usize, batch);
-            }
-            return;
-        }
+        let n = self.noutputs;
         self.ports.clear();
-        for p in &batch {
-            self.ports.push(Self::port_for(prog, self.noutputs, p));
+        // four walks at a time (see `Program::matches4`)
+        let mut chunks = batch.chunks_exact(4);
+        for c in &mut chunks {
+            let hs = [&c[0], &c[1], &c[2], &c[3]].map(|p| p.network_header());
+            if let [Some(a), Some(b), Some(c), Some(d)] = hs {
+                let r = prog.matches4([a, b, c, d]);
+                self.ports.extend(r.map(|r| port_code(r, n)));
+            } else {
+                self.ports
+                    .extend(c.iter().map(|p| Self::port_for(prog, n, p)));
+            }
+        }
+        for p in chunks.remainder() {
+            self.ports.push(Self::port_for(prog, n, p));
         }
         dispatch(batch, &self.ports, cx);
     }
