@@ -295,12 +295,18 @@ impl Program {
     /// step's word before it knows the next step).
     #[inline]
     pub fn matches4(&self, d: [&[u8]; 4]) -> [Option<usize>; 4] {
+        self.matches_n(d)
+    }
+
+    /// [`matches4`](Self::matches4) for `N` packets.
+    #[inline]
+    pub fn matches_n<const N: usize>(&self, d: [&[u8]; N]) -> [Option<usize>; N] {
         let entry = self.entry;
         if entry < 0 {
-            return [decode(entry); 4];
+            return [decode(entry); N];
         }
-        let mut tb = [0usize; 4];
-        for i in 0..4 {
+        let mut tb = [0usize; N];
+        for i in 0..N {
             if self.kind == Kind::Ip {
                 tb[i] = transport_base(d[i]);
             }
@@ -309,11 +315,11 @@ impl Program {
             }
         }
         let ptr = d.map(|x| x.as_ptr());
-        let mut t = [entry; 4];
-        // Step all four while all are walking (the usual case: packets of
-        // a batch tend to take the same path, and end together) ...
-        while (t[0] | t[1] | t[2] | t[3]) >= 0 {
-            for i in 0..4 {
+        let mut t = [entry; N];
+        // Step all while all are walking (the usual case: packets of a
+        // batch tend to take the same path, and end together) ...
+        while t.iter().fold(0, |a, &x| a | x) >= 0 {
+            for i in 0..N {
                 // SAFETY: as in `matches`: `t[i]` is an instruction index,
                 // and every packet is at least the safe length.
                 let f = unsafe { self.fast.get_unchecked(t[i] as usize) };
@@ -328,7 +334,7 @@ impl Program {
             }
         }
         // ... then finish the others one at a time.
-        for i in 0..4 {
+        for i in 0..N {
             while t[i] >= 0 {
                 // SAFETY: as above.
                 let f = unsafe { self.fast.get_unchecked(t[i] as usize) };
