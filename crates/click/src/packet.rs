@@ -568,6 +568,56 @@ impl Pool {
     }
 }
 
+impl Pool {
+    /// Appends `n` packets sharing `d` (as [`make_shared`](Self::make_shared)
+    /// makes them) with timestamp `ts` to `out`: a source's burst, with
+    /// the pool's free list reached once rather than once per packet.
+    #[inline]
+    pub fn make_shared_batch(
+        &self,
+        d: &SharedData,
+        n: usize,
+        ts: Timestamp,
+        out: &mut Vec<Packet>,
+    ) {
+        out.reserve(n);
+        let base: NonNull<u8> = NonNull::from(&*d.mem).cast();
+        let cap = d.mem.len() as u32;
+        let mut made = 0;
+        {
+            // SAFETY: nothing below reaches the free list again until the
+            // borrow ends with this block (see `free`): cloning an Rc and
+            // pushing to `out` run no code of ours.
+            let free = unsafe { self.inner.free() };
+            let k = n.min(free.len());
+            for mut b in free.drain(free.len() - k..) {
+                b.base = base;
+                b.cap = cap;
+                b.shared = Some(d.mem.clone());
+                b.shared_start = d.head;
+                b.head = d.head;
+                b.tail = cap;
+                b.mac = NO_HEADER;
+                b.nh = NO_HEADER;
+                b.th = NO_HEADER;
+                b.anno = Anno {
+                    timestamp: ts,
+                    ..Anno::default()
+                };
+                out.push(Packet {
+                    b: ManuallyDrop::new(b),
+                });
+            }
+            made += k;
+        }
+        for _ in made..n {
+            let mut p = self.make_shared(d);
+            p.set_timestamp(ts);
+            out.push(p);
+        }
+    }
+}
+
 /// A packet on its way to another thread: the buffer, annotations and
 /// header offsets, without the thread-local pool it came from. Made by
 /// [`Packet::into_send`]; the receiving thread's [`Pool::adopt`] turns it
@@ -1144,6 +1194,34 @@ mod tests {
         let c = pool.make_shared(&d).clone_in(&pool);
         assert!(!c.is_shared());
         assert_eq!(c.data(), &orig);
+    }
+
+    #[test]
+    fn shared_batches_and_recycling() {
+        let pool = Pool::new(8);
+        let d = SharedData::new(DEFAULT_HEADROOM, &[7; 60]);
+        // a dirty recycled buffer first
+        let mut p = pool.make(3, &[1, 2, 3], 0);
+        p.set_network_header(0, 1);
+        p.anno_mut().set_paint(9);
+        drop(p);
+        let mut v = Vec::new();
+        pool.make_shared_batch(&d, 5, Timestamp::from_nsec(42), &mut v);
+        assert_eq!(v.len(), 5);
+        for p in &v {
+            assert!(p.is_shared());
+            assert_eq!(p.data(), &[7; 60]);
+            assert_eq!(p.headroom(), DEFAULT_HEADROOM);
+            assert_eq!(p.timestamp(), Timestamp::from_nsec(42));
+            assert_eq!(p.anno().paint(), 0);
+            assert!(!p.has_network_header());
+        }
+        v[0].data_mut()[0] = 0;
+        assert_eq!(v[1].data()[0], 7);
+        drop_all(&mut v);
+        assert!(v.is_empty());
+        assert_eq!(pool.free_buffers(), 5);
+        assert_eq!(pool.buffers_created(), 5);
     }
 
     #[test]

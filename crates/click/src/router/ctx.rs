@@ -153,6 +153,13 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// An empty batch vector for a source to fill (the one a sink last
+    /// handed back with [`recycle_batch`](Self::recycle_batch), if any).
+    #[inline]
+    pub fn take_batch(&self) -> Batch {
+        self.core.spare_batch.take()
+    }
+
     /// Drops the packets of a batch that ends here (a sink's
     /// `push_batch`), faster than dropping them one by one, and keeps the
     /// vector for the next batch a source starts.

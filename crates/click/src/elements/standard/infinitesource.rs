@@ -186,6 +186,26 @@ impl Element for InfiniteSource {
             .shared
             .get_or_insert_with(|| SharedData::new(DEFAULT_HEADROOM, packet));
         let (pool, timestamp) = (cx.pool(), self.timestamp);
+        let max = cx.max_batch();
+        if max > 1 {
+            // whole batches at once, pushed as an Emitter would push them
+            let mut left = n;
+            while left > 0 {
+                let k = left.min(max);
+                let mut b = cx.take_batch();
+                pool.make_shared_batch(d, k, now, &mut b);
+                if k == 1 {
+                    if let Some(p) = b.pop() {
+                        cx.push(0, p);
+                    }
+                } else {
+                    cx.push_batch(0, b);
+                }
+                left -= k;
+            }
+            self.count += n as u64;
+            return true;
+        }
         let mut out = Emitter::new(cx, 0);
         for _ in 0..n {
             let mut p = pool.make_shared(d);
