@@ -333,7 +333,7 @@ impl<T: AsRef<[u8]>> Ipv4Packet<T> {
     }
 
     /// `true` if the header checksum (over `header_len()` bytes) is correct.
-    #[inline]
+    #[inline(always)]
     pub fn verify_checksum(&self) -> bool {
         let h = self.header();
         if h.len() == field::OPTIONS {
@@ -348,9 +348,15 @@ impl<T: AsRef<[u8]>> Ipv4Packet<T> {
             let s = (s & 0xffff) + (s >> 16);
             s == 0xffff
         } else {
-            checksum::ip_checksum(h) == 0
+            verify_checksum_slow(h)
         }
     }
+}
+
+/// The checksum check of a header with options (out of line: rare).
+#[inline(never)]
+fn verify_checksum_slow(h: &[u8]) -> bool {
+    checksum::ip_checksum(h) == 0
 }
 
 impl<'a, T: AsRef<[u8]> + ?Sized> Ipv4Packet<&'a T> {
