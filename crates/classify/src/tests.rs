@@ -652,3 +652,38 @@ fn large_rule_set_compiles_quickly() {
     );
     assert!(el.as_secs() < 5);
 }
+
+#[test]
+fn four_walks_in_lockstep_agree_with_one() {
+    let prog = Program::compile_ip_filter(
+        &[
+            "deny src net 192.168.0.0/16",
+            "allow tcp && dst port 80",
+            "1 udp && dst port 53 && not src net 10.0.0.0/8",
+            "allow udp && src net 10.0.0.0/8 && dst port 5678",
+            "2 icmp type echo",
+            "deny all",
+        ],
+        3,
+    )
+    .unwrap();
+    let short = udp(1, 5678).bytes()[..10].to_vec();
+    let pkts: Vec<Vec<u8>> = vec![
+        udp(1234, 5678).src([10, 0, 0, 1]).bytes(),
+        udp(1234, 53).src([11, 0, 0, 1]).bytes(),
+        tcp(1, 80, 0x02).bytes(),
+        tcp(1, 80, 0x02).src([192, 168, 1, 1]).bytes(),
+        icmp(8, 0).bytes(),
+        icmp(0, 0).bytes(),
+        udp(1234, 5678).src([9, 0, 0, 1]).bytes(),
+        short,
+    ];
+    // every combination of four of them (with repeats), so lanes end at
+    // different steps, and a short packet takes the careful path
+    let n = pkts.len();
+    for k in 0..n * n * n * n {
+        let i = [k % n, k / n % n, k / (n * n) % n, k / (n * n * n)];
+        let d = i.map(|i| &pkts[i][..]);
+        assert_eq!(prog.matches4(d), d.map(|x| prog.matches(x)), "{i:?}");
+    }
+}

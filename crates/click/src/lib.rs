@@ -38,7 +38,7 @@ pub mod prelude {
     pub use crate::element::{
         Batch, ClassSpec, ConfigureCtx, Element, HandlerDoc, HandlerMode, HandlerResult,
     };
-    pub use crate::packet::{Anno, PacketType, Pool, DEFAULT_HEADROOM};
+    pub use crate::packet::{Anno, PacketType, Pool, SharedData, DEFAULT_HEADROOM};
     pub use crate::registry::Registry;
     pub use crate::router::{
         BufferConsole, Console, Ctx, Emitter, HandlerError, Packet, Router, RouterOptions,

@@ -4,6 +4,13 @@
 //! Header positions (MAC, network, transport) are kept as absolute offsets
 //! into the buffer, as Click keeps pointers: stripping the Ethernet header
 //! leaves the network-header annotation where it was.
+//!
+//! A packet's data may be shared, read-only, with other packets (a
+//! [`SharedData`] buffer, as Click's InfiniteSource clones one packet):
+//! every accessor that writes the data ([`Packet::data_mut`], `push`, `put`,
+//! the `*_mut` header views) first gives the packet its own copy (copy on
+//! write, Click's `uniqueify`), so a writer never changes what other
+//! packets see. Annotations and header offsets are always the packet's own.
 
 use crate::time::Timestamp;
 use alloc::boxed::Box;
@@ -11,9 +18,10 @@ use alloc::rc::Rc;
 use alloc::vec;
 use alloc::vec::Vec;
 use click_wire::Ipv4Packet;
-use core::cell::RefCell;
+use core::cell::UnsafeCell;
 use core::mem::ManuallyDrop;
 use core::net::Ipv4Addr;
+use core::ptr::NonNull;
 
 /// Bytes of headroom given to packets made by sources, enough for an
 /// Ethernet header, a VLAN tag and an IP-in-IP encapsulation.
@@ -177,14 +185,25 @@ impl Anno {
         }
     }
     /// Reads `N` bytes at `off` (zeros where out of range).
+    #[inline]
     pub fn get<const N: usize>(&self, off: usize) -> [u8; N] {
+        if let Some(b) = self.bytes.get(off..off.wrapping_add(N)) {
+            if let Ok(a) = <[u8; N]>::try_from(b) {
+                return a;
+            }
+        }
         let mut out = [0u8; N];
         for (i, o) in out.iter_mut().enumerate() {
             *o = self.u8_at(off + i);
         }
         out
     }
+    #[inline]
     pub fn set(&mut self, off: usize, v: &[u8]) {
+        if let Some(d) = self.bytes.get_mut(off..off.wrapping_add(v.len())) {
+            d.copy_from_slice(v);
+            return;
+        }
         for (i, b) in v.iter().enumerate() {
             self.set_u8_at(off + i, *b);
         }
@@ -199,24 +218,178 @@ impl Anno {
 
 const NO_HEADER: u32 = u32::MAX;
 
+/// A packet buffer: its own storage, the storage its data lives in now
+/// (its own, or a [`SharedData`] buffer), the data bounds and header
+/// offsets (absolute, into the current storage), and the annotations.
 struct Buf {
-    mem: Box<[u8]>,
+    /// Own storage, a `Box<[u8]>` turned into a raw pointer (freed in
+    /// `Drop`), so that `base` may point into it while the `Buf` moves.
+    own: NonNull<[u8]>,
+    /// Start of the current storage: `own`'s, or `shared`'s while set.
+    base: NonNull<u8>,
+    /// Length of the current storage.
+    cap: u32,
     head: u32,
     tail: u32,
     mac: u32,
     nh: u32,
     th: u32,
+    /// The read-only buffer the data lives in, when shared.
+    shared: Option<Rc<[u8]>>,
+    /// Where the shared buffer's data starts (before: zero headroom, which
+    /// unsharing need not copy).
+    shared_start: u32,
     anno: Anno,
     pool: Option<Rc<PoolInner>>,
 }
 
+impl Drop for Buf {
+    fn drop(&mut self) {
+        // SAFETY: `own` came from `Box::into_raw` (see `Buf::new`) and is
+        // freed only here.
+        drop(unsafe { Box::from_raw(self.own.as_ptr()) });
+    }
+}
+
+impl Buf {
+    fn new(size: usize, pool: Option<Rc<PoolInner>>) -> Buf {
+        let own = NonNull::from(Box::leak(vec![0u8; size].into_boxed_slice()));
+        Buf {
+            own,
+            base: own.cast(),
+            cap: size as u32,
+            head: 0,
+            tail: 0,
+            mac: NO_HEADER,
+            nh: NO_HEADER,
+            th: NO_HEADER,
+            shared: None,
+            shared_start: 0,
+            anno: Anno::default(),
+            pool,
+        }
+    }
+
+    /// Length of the own storage.
+    #[inline]
+    fn own_len(&self) -> usize {
+        self.own.len()
+    }
+
+    /// The current storage, read-only.
+    #[inline(always)]
+    fn mem(&self) -> &[u8] {
+        // SAFETY: `base`/`cap` describe either `own` (alive while `self`
+        // is) or `shared`'s bytes (alive while `self.shared` holds the Rc).
+        unsafe { core::slice::from_raw_parts(self.base.as_ptr(), self.cap as usize) }
+    }
+
+    /// The current storage, writable: unshares it first.
+    #[inline(always)]
+    fn mem_mut(&mut self) -> &mut [u8] {
+        if self.shared.is_some() {
+            self.unshare();
+        }
+        // SAFETY: not shared, so `base`/`cap` describe `own`, which only
+        // this `Buf` reaches; `&mut self` makes the borrow unique.
+        unsafe { core::slice::from_raw_parts_mut(self.base.as_ptr(), self.cap as usize) }
+    }
+
+    /// Uses the own storage (as it is) again.
+    #[inline(always)]
+    fn use_own(&mut self) {
+        self.base = self.own.cast();
+        self.cap = self.own_len() as u32;
+    }
+
+    /// Copies the shared data into the own storage (a larger one if it is
+    /// too small), keeping every offset, and drops the shared buffer.
+    #[cold]
+    #[inline(never)]
+    fn unshare(&mut self) {
+        let Some(sh) = self.shared.take() else {
+            return;
+        };
+        if self.own_len() < sh.len() {
+            let own = NonNull::from(Box::leak(vec![0u8; sh.len()].into_boxed_slice()));
+            // SAFETY: as in `Drop`; `self.own` is replaced at once.
+            drop(unsafe { Box::from_raw(self.own.as_ptr()) });
+            self.own = own;
+            if own.len() != POOL_BUFFER_SIZE {
+                self.pool = None;
+            }
+        }
+        let start = (self.shared_start as usize).min(sh.len());
+        // SAFETY: `own` is this Buf's alone and at least `sh.len()` long;
+        // it does not overlap `sh`, a separate allocation.
+        unsafe {
+            core::ptr::copy_nonoverlapping(
+                sh.as_ptr().add(start),
+                self.own.as_ptr().cast::<u8>().add(start),
+                sh.len() - start,
+            );
+        }
+        self.use_own();
+    }
+}
+
+/// Read-only packet data shared by many packets without copying, as
+/// Click's InfiniteSource shares one packet buffer among the clones it
+/// sends: [`Pool::make_shared`] makes a packet of it. Cloning the handle
+/// is cheap.
+#[derive(Clone)]
+pub struct SharedData {
+    mem: Rc<[u8]>,
+    head: u32,
+}
+
+impl SharedData {
+    /// `data`, with `headroom` bytes (zeros) before it.
+    pub fn new(headroom: usize, data: &[u8]) -> SharedData {
+        let mut v = vec![0u8; headroom + data.len()];
+        v[headroom..].copy_from_slice(data);
+        SharedData {
+            mem: Rc::from(v),
+            head: headroom as u32,
+        }
+    }
+    /// The data.
+    pub fn data(&self) -> &[u8] {
+        &self.mem[self.head as usize..]
+    }
+    pub fn len(&self) -> usize {
+        self.mem.len() - self.head as usize
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 struct PoolInner {
+    /// The idle buffers. Only ever reached through [`PoolInner::free`],
+    /// whose borrows never overlap (see there).
     // Boxed so recycling a buffer moves a pointer, not the header.
     #[allow(clippy::vec_box)]
-    free: RefCell<Vec<Box<Buf>>>,
+    free: UnsafeCell<Vec<Box<Buf>>>,
     max_free: usize,
     created: core::cell::Cell<u64>,
     depot: Option<alloc::sync::Arc<dyn BufferDepot>>,
+}
+
+impl PoolInner {
+    /// The free list.
+    ///
+    /// # Safety
+    /// The caller must not hold the returned borrow across anything that
+    /// can reach this pool's free list again (another `free` call, dropping
+    /// a `Packet`, calling the depot): pools are thread-local (`Rc`), so
+    /// that makes the borrow unique. Pushing, popping and draining the
+    /// `Vec` run no code of ours.
+    #[inline(always)]
+    #[allow(clippy::mut_from_ref, clippy::vec_box)]
+    unsafe fn free(&self) -> &mut Vec<Box<Buf>> {
+        &mut *self.free.get()
+    }
 }
 
 /// Spare buffers shared by the pools of several threads. When packets
@@ -264,7 +437,7 @@ impl Pool {
         };
         Pool {
             inner: Rc::new(PoolInner {
-                free: RefCell::new(Vec::with_capacity(max_free.min(65536))),
+                free: UnsafeCell::new(Vec::with_capacity(max_free.min(65536))),
                 max_free,
                 created: core::cell::Cell::new(0),
                 depot,
@@ -283,11 +456,11 @@ impl Pool {
         if got.is_empty() {
             return false;
         }
-        let mut free = self.inner.free.borrow_mut();
         for sp in got {
             let mut b = sp.0;
             b.pool = Some(self.inner.clone());
-            free.push(b);
+            // SAFETY: the borrow ends with the statement (see `free`).
+            unsafe { self.inner.free() }.push(b);
         }
         true
     }
@@ -299,36 +472,38 @@ impl Pool {
 
     /// Idle buffers held right now.
     pub fn free_buffers(&self) -> usize {
-        self.inner.free.borrow().len()
+        // SAFETY: the borrow ends with the statement (see `free`).
+        unsafe { self.inner.free() }.len()
     }
 
+    #[inline(always)]
     fn get_buf(&self, need: usize) -> Box<Buf> {
         if need <= POOL_BUFFER_SIZE {
-            if let Some(b) = self.inner.free.borrow_mut().pop() {
+            // SAFETY: the borrow ends with the statement (see `free`).
+            if let Some(b) = unsafe { self.inner.free() }.pop() {
                 return b;
             }
-            if self.refill() {
-                if let Some(b) = self.inner.free.borrow_mut().pop() {
-                    return b;
-                }
+        }
+        self.get_buf_slow(need)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn get_buf_slow(&self, need: usize) -> Box<Buf> {
+        if need <= POOL_BUFFER_SIZE && self.refill() {
+            // SAFETY: the borrow ends with the statement (see `free`).
+            if let Some(b) = unsafe { self.inner.free() }.pop() {
+                return b;
             }
         }
         self.inner.created.set(self.inner.created.get() + 1);
         let size = need.max(POOL_BUFFER_SIZE);
-        Box::new(Buf {
-            mem: vec![0u8; size].into_boxed_slice(),
-            head: 0,
-            tail: 0,
-            mac: NO_HEADER,
-            nh: NO_HEADER,
-            th: NO_HEADER,
-            anno: Anno::default(),
-            pool: if size == POOL_BUFFER_SIZE {
-                Some(self.inner.clone())
-            } else {
-                None
-            },
-        })
+        let pool = if size == POOL_BUFFER_SIZE {
+            Some(self.inner.clone())
+        } else {
+            None
+        };
+        Box::new(Buf::new(size, pool))
     }
 
     /// Makes a packet that crossed from another thread this pool's own:
@@ -336,7 +511,7 @@ impl Pool {
     #[inline]
     pub fn adopt(&self, p: SendPacket) -> Packet {
         let mut b = p.0;
-        if b.mem.len() == POOL_BUFFER_SIZE {
+        if b.own_len() == POOL_BUFFER_SIZE {
             b.pool = Some(self.inner.clone());
         }
         Packet {
@@ -357,6 +532,7 @@ impl Pool {
     #[inline]
     pub fn make_len(&self, headroom: usize, len: usize, tailroom: usize) -> Packet {
         let mut b = self.get_buf(headroom + len + tailroom);
+        b.use_own();
         b.head = headroom as u32;
         b.tail = (headroom + len) as u32;
         b.mac = NO_HEADER;
@@ -369,15 +545,89 @@ impl Pool {
     }
 }
 
+impl Pool {
+    /// A packet whose data is `d`'s, shared rather than copied: no copy is
+    /// made until something writes the packet's data (then it gets its
+    /// own, see the module documentation). Annotations are cleared.
+    #[inline]
+    pub fn make_shared(&self, d: &SharedData) -> Packet {
+        let mut b = self.get_buf(0);
+        b.base = NonNull::from(&*d.mem).cast();
+        b.cap = d.mem.len() as u32;
+        b.shared = Some(d.mem.clone());
+        b.shared_start = d.head;
+        b.head = d.head;
+        b.tail = b.cap;
+        b.mac = NO_HEADER;
+        b.nh = NO_HEADER;
+        b.th = NO_HEADER;
+        b.anno = Anno::default();
+        Packet {
+            b: ManuallyDrop::new(b),
+        }
+    }
+}
+
+impl Pool {
+    /// Appends `n` packets sharing `d` (as [`make_shared`](Self::make_shared)
+    /// makes them) with timestamp `ts` to `out`: a source's burst, with
+    /// the pool's free list reached once rather than once per packet.
+    #[inline]
+    pub fn make_shared_batch(
+        &self,
+        d: &SharedData,
+        n: usize,
+        ts: Timestamp,
+        out: &mut Vec<Packet>,
+    ) {
+        out.reserve(n);
+        let base: NonNull<u8> = NonNull::from(&*d.mem).cast();
+        let cap = d.mem.len() as u32;
+        let mut made = 0;
+        {
+            // SAFETY: nothing below reaches the free list again until the
+            // borrow ends with this block (see `free`): cloning an Rc and
+            // pushing to `out` run no code of ours.
+            let free = unsafe { self.inner.free() };
+            let k = n.min(free.len());
+            for mut b in free.drain(free.len() - k..) {
+                b.base = base;
+                b.cap = cap;
+                b.shared = Some(d.mem.clone());
+                b.shared_start = d.head;
+                b.head = d.head;
+                b.tail = cap;
+                b.mac = NO_HEADER;
+                b.nh = NO_HEADER;
+                b.th = NO_HEADER;
+                b.anno = Anno {
+                    timestamp: ts,
+                    ..Anno::default()
+                };
+                out.push(Packet {
+                    b: ManuallyDrop::new(b),
+                });
+            }
+            made += k;
+        }
+        for _ in made..n {
+            let mut p = self.make_shared(d);
+            p.set_timestamp(ts);
+            out.push(p);
+        }
+    }
+}
+
 /// A packet on its way to another thread: the buffer, annotations and
 /// header offsets, without the thread-local pool it came from. Made by
 /// [`Packet::into_send`]; the receiving thread's [`Pool::adopt`] turns it
 /// back into a packet (whose buffer then returns to that thread's pool).
 pub struct SendPacket(Box<Buf>);
 
-// SAFETY: the only non-Send part of a `Buf` is its `Rc` pool handle, and a
-// SendPacket's is always `None` (`into_send` clears it and nothing else
-// makes one); the rest is plain owned data.
+// SAFETY: the non-Send parts of a `Buf` are its `Rc` pool handle and its
+// `Rc` shared data, and a SendPacket's are always `None` (`into_send`
+// clears them and nothing else makes one); the raw pointers point into its
+// own storage, plain owned data.
 unsafe impl Send for SendPacket {}
 
 impl SendPacket {
@@ -397,10 +647,13 @@ pub struct Packet {
 }
 
 impl Drop for Packet {
+    #[inline(always)]
     fn drop(&mut self) {
         // SAFETY: `self.b` is never used again after this point: we are in
         // drop, and `into_inner`-style paths do not exist for Packet.
-        let b = unsafe { ManuallyDrop::take(&mut self.b) };
+        let mut b = unsafe { ManuallyDrop::take(&mut self.b) };
+        // release a shared buffer now, not when the buffer is reused
+        b.shared = None;
         if let Some(pool) = &b.pool {
             let pool: *const PoolInner = Rc::as_ptr(pool);
             // SAFETY: the pool is alive for the rest of this function: `b`
@@ -409,24 +662,71 @@ impl Drop for Packet {
             // Rc keeps the pool alive (the free list owns it). No `&mut`
             // to the pool exists: it is only reached through Rc.
             let pool = unsafe { &*pool };
-            let mut free = pool.free.borrow_mut();
+            // SAFETY: the borrow ends with the statement (see `free`).
+            let free = unsafe { pool.free() };
             if free.len() < pool.max_free {
                 free.push(b);
-            } else if let Some(d) = &pool.depot {
-                // full: hand a batch to the threads that run short
-                let at = free.len() - DEPOT_BATCH.min(free.len());
-                let mut out: Vec<SendPacket> = free
-                    .drain(at..)
-                    .map(|mut x| {
-                        x.pool = None;
-                        SendPacket(x)
-                    })
-                    .collect();
-                free.push(b);
-                drop(free);
-                d.give(&mut out);
+            } else {
+                pool_full(pool, b);
             }
         }
+    }
+}
+
+/// Drops every packet in `v` (leaving it empty), with the per-packet work
+/// inlined into one loop.
+#[inline]
+pub fn drop_all(v: &mut Vec<Packet>) {
+    for p in v.drain(..) {
+        let mut me = ManuallyDrop::new(p);
+        // SAFETY: `me` is in ManuallyDrop, so Packet's Drop never runs for
+        // it, and `me.b` is taken exactly once.
+        let b = unsafe { ManuallyDrop::take(&mut me.b) };
+        recycle(b);
+    }
+}
+
+/// What dropping a packet does with its buffer: release any shared data
+/// and return the buffer to its pool (or free it).
+#[inline(always)]
+fn recycle(mut b: Box<Buf>) {
+    b.shared = None;
+    if let Some(pool) = &b.pool {
+        let pool: *const PoolInner = Rc::as_ptr(pool);
+        // SAFETY: as in `Packet`'s `Drop`.
+        let pool = unsafe { &*pool };
+        // SAFETY: the borrow ends with the statement (see `free`).
+        let free = unsafe { pool.free() };
+        if free.len() < pool.max_free {
+            free.push(b);
+        } else {
+            pool_full(pool, b);
+        }
+    }
+}
+
+/// A buffer comes back to a full pool: with a depot, hand it a batch of
+/// spare buffers (for threads that run short); else free the buffer.
+#[cold]
+#[inline(never)]
+fn pool_full(pool: &PoolInner, b: Box<Buf>) {
+    if let Some(d) = &pool.depot {
+        let mut out: Vec<SendPacket> = {
+            // SAFETY: this borrow ends with the block and nothing in it
+            // reaches the free list (the `pool = None` drops are of Rcs to
+            // this pool, kept alive by `b`).
+            let free = unsafe { pool.free() };
+            let at = free.len() - DEPOT_BATCH.min(free.len());
+            free.drain(at..)
+                .map(|mut x| {
+                    x.pool = None;
+                    SendPacket(x)
+                })
+                .collect()
+        };
+        // SAFETY: the borrow ends with the statement (see `free`).
+        unsafe { pool.free() }.push(b);
+        d.give(&mut out);
     }
 }
 
@@ -444,19 +744,28 @@ impl core::fmt::Debug for Packet {
 impl Packet {
     /// A packet outside any pool (tests, rare paths).
     pub fn from_slice(data: &[u8]) -> Packet {
-        let mut b = Box::new(Buf {
-            mem: vec![0u8; DEFAULT_HEADROOM + data.len()].into_boxed_slice(),
-            head: DEFAULT_HEADROOM as u32,
-            tail: (DEFAULT_HEADROOM + data.len()) as u32,
-            mac: NO_HEADER,
-            nh: NO_HEADER,
-            th: NO_HEADER,
-            anno: Anno::default(),
-            pool: None,
-        });
-        b.mem[DEFAULT_HEADROOM..].copy_from_slice(data);
+        let mut b = Box::new(Buf::new(DEFAULT_HEADROOM + data.len(), None));
+        b.head = DEFAULT_HEADROOM as u32;
+        b.tail = (DEFAULT_HEADROOM + data.len()) as u32;
+        b.mem_mut()[DEFAULT_HEADROOM..].copy_from_slice(data);
         Packet {
             b: ManuallyDrop::new(b),
+        }
+    }
+
+    /// Whether the data is shared with other packets (read-only until
+    /// written: see the module documentation).
+    #[inline]
+    pub fn is_shared(&self) -> bool {
+        self.b.shared.is_some()
+    }
+
+    /// Gives the packet its own copy of shared data (Click's `uniqueify`);
+    /// every writing accessor does this by itself.
+    #[inline]
+    pub fn unshare(&mut self) {
+        if self.b.shared.is_some() {
+            self.b.unshare();
         }
     }
 
@@ -474,17 +783,17 @@ impl Packet {
     }
     #[inline]
     pub fn tailroom(&self) -> usize {
-        self.b.mem.len() - self.b.tail as usize
+        self.b.cap as usize - self.b.tail as usize
     }
     /// The packet's bytes.
     #[inline]
     pub fn data(&self) -> &[u8] {
-        &self.b.mem[self.b.head as usize..self.b.tail as usize]
+        &self.b.mem()[self.b.head as usize..self.b.tail as usize]
     }
     #[inline]
     pub fn data_mut(&mut self) -> &mut [u8] {
         let (h, t) = (self.b.head as usize, self.b.tail as usize);
-        &mut self.b.mem[h..t]
+        &mut self.b.mem_mut()[h..t]
     }
     #[inline]
     pub fn anno(&self) -> &Anno {
@@ -518,22 +827,24 @@ impl Packet {
     /// larger buffer when the headroom is short. The new bytes are zeroed.
     #[inline]
     pub fn push(&mut self, n: usize) {
+        self.unshare();
         if n > self.headroom() {
             self.grow(n + DEFAULT_HEADROOM, 0);
         }
         self.b.head -= n as u32;
         let h = self.b.head as usize;
-        self.b.mem[h..h + n].fill(0);
+        self.b.mem_mut()[h..h + n].fill(0);
     }
 
     /// Adds `n` zero bytes at the end (Click's `put`).
     #[inline]
     pub fn put(&mut self, n: usize) {
+        self.unshare();
         if n > self.tailroom() {
             self.grow(0, n);
         }
         let t = self.b.tail as usize;
-        self.b.mem[t..t + n].fill(0);
+        self.b.mem_mut()[t..t + n].fill(0);
         self.b.tail += n as u32;
     }
 
@@ -549,16 +860,22 @@ impl Packet {
     fn grow(&mut self, head: usize, tail: usize) {
         let old_head = self.b.head as usize;
         let new_head = old_head + head;
-        let size = self.b.mem.len() + head + tail;
+        let cap = self.b.cap as usize;
+        let size = cap + head + tail;
         let mut mem = vec![0u8; size].into_boxed_slice();
-        mem[head..head + self.b.mem.len()].copy_from_slice(&self.b.mem);
+        mem[head..head + cap].copy_from_slice(self.b.mem());
         let shift = |o: u32| if o == NO_HEADER { o } else { o + head as u32 };
         self.b.mac = shift(self.b.mac);
         self.b.nh = shift(self.b.nh);
         self.b.th = shift(self.b.th);
         self.b.tail += head as u32;
         self.b.head = new_head as u32;
-        self.b.mem = mem;
+        let own = NonNull::from(Box::leak(mem));
+        // SAFETY: as in `Buf`'s `Drop`; `own` is replaced at once.
+        drop(unsafe { Box::from_raw(self.b.own.as_ptr()) });
+        self.b.own = own;
+        self.b.shared = None;
+        self.b.use_own();
         // A grown buffer no longer has the pool's size.
         self.b.pool = None;
     }
@@ -571,6 +888,7 @@ impl Packet {
         // SAFETY: `me` is wrapped in ManuallyDrop, so Packet's Drop never
         // runs for it, and `me.b` is taken exactly once and not used again.
         let mut b = unsafe { ManuallyDrop::take(&mut me.b) };
+        b.unshare();
         b.pool = None;
         SendPacket(b)
     }
@@ -647,7 +965,7 @@ impl Packet {
         if self.b.nh == NO_HEADER || self.b.nh > self.b.tail {
             return None;
         }
-        Some(&self.b.mem[self.b.nh as usize..self.b.tail as usize])
+        Some(&self.b.mem()[self.b.nh as usize..self.b.tail as usize])
     }
     #[inline]
     pub fn network_header_mut(&mut self) -> Option<&mut [u8]> {
@@ -655,14 +973,14 @@ impl Packet {
             return None;
         }
         let (n, t) = (self.b.nh as usize, self.b.tail as usize);
-        Some(&mut self.b.mem[n..t])
+        Some(&mut self.b.mem_mut()[n..t])
     }
     #[inline]
     pub fn transport_header(&self) -> Option<&[u8]> {
         if self.b.th == NO_HEADER || self.b.th > self.b.tail {
             return None;
         }
-        Some(&self.b.mem[self.b.th as usize..self.b.tail as usize])
+        Some(&self.b.mem()[self.b.th as usize..self.b.tail as usize])
     }
     #[inline]
     pub fn transport_header_mut(&mut self) -> Option<&mut [u8]> {
@@ -670,14 +988,14 @@ impl Packet {
             return None;
         }
         let (n, t) = (self.b.th as usize, self.b.tail as usize);
-        Some(&mut self.b.mem[n..t])
+        Some(&mut self.b.mem_mut()[n..t])
     }
     #[inline]
     pub fn mac_header(&self) -> Option<&[u8]> {
         if self.b.mac == NO_HEADER || self.b.mac > self.b.tail {
             return None;
         }
-        Some(&self.b.mem[self.b.mac as usize..self.b.tail as usize])
+        Some(&self.b.mem()[self.b.mac as usize..self.b.tail as usize])
     }
     /// The network header as an IPv4 view, if the annotation is set and the
     /// 20-byte fixed header lies inside the packet (Click's `ip_header()`).
@@ -804,6 +1122,119 @@ mod tests {
         assert_eq!(p.network_header_offset(), Some(30));
         assert_eq!(p.network_header().unwrap().len(), 26);
         assert_eq!(p.transport_header().unwrap().len(), 6);
+    }
+
+    #[test]
+    fn shared_data_is_copied_on_write() {
+        let pool = Pool::new(8);
+        let d = SharedData::new(DEFAULT_HEADROOM, &[1, 2, 3, 4, 5, 6]);
+        let mut a = pool.make_shared(&d);
+        let b = pool.make_shared(&d);
+        assert!(a.is_shared() && b.is_shared());
+        assert_eq!(a.data(), &[1, 2, 3, 4, 5, 6]);
+        assert_eq!(a.headroom(), DEFAULT_HEADROOM);
+        // reads, pulls, trims and annotations do not unshare
+        a.set_network_header(2, 2);
+        assert!(a.pull(1));
+        a.take(1);
+        a.anno_mut().set_paint(3);
+        assert_eq!(a.data(), &[2, 3, 4, 5]);
+        assert_eq!(a.network_header().unwrap(), &[3, 4, 5]);
+        assert!(a.is_shared());
+        // a write unshares, keeping offsets and annotations
+        a.data_mut()[0] = 99;
+        assert!(!a.is_shared());
+        assert_eq!(a.data(), &[99, 3, 4, 5]);
+        assert_eq!(a.network_header_offset(), Some(1));
+        assert_eq!(a.anno().paint(), 3);
+        assert!(a.tailroom() > 0);
+        // nobody else saw it
+        assert_eq!(b.data(), &[1, 2, 3, 4, 5, 6]);
+        assert_eq!(d.data(), &[1, 2, 3, 4, 5, 6]);
+        assert_eq!(pool.make_shared(&d).data(), &[1, 2, 3, 4, 5, 6]);
+    }
+
+    #[test]
+    fn every_writer_unshares() {
+        let pool = Pool::new(8);
+        let orig = [
+            0x45u8, 0, 0, 20, 0, 0, 0, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2,
+        ];
+        let d = SharedData::new(4, &orig);
+        let writers: [fn(&mut Packet); 7] = [
+            |p| p.data_mut()[1] = 7,
+            |p| p.push(2),
+            |p| p.push(10), // beyond the headroom
+            |p| p.put(3),
+            |p| {
+                p.network_header_mut().unwrap()[8] = 1;
+            },
+            |p| {
+                p.transport_header_mut().unwrap()[0] = 1;
+            },
+            |p| {
+                p.ip_header_mut().unwrap().set_ttl(1);
+            },
+        ];
+        for w in writers {
+            let mut p = pool.make_shared(&d);
+            p.set_network_header(0, 12);
+            w(&mut p);
+            assert!(!p.is_shared());
+            let q = pool.make_shared(&d);
+            assert_eq!(q.data(), &orig);
+            assert_eq!(d.data(), &orig);
+        }
+        // a shared packet sent to another thread takes its data along
+        let p = pool.make_shared(&d);
+        let q = Pool::new(2).adopt(p.into_send());
+        assert!(!q.is_shared());
+        assert_eq!(q.data(), &orig);
+        // a copy is a plain packet
+        let c = pool.make_shared(&d).clone_in(&pool);
+        assert!(!c.is_shared());
+        assert_eq!(c.data(), &orig);
+    }
+
+    #[test]
+    fn shared_batches_and_recycling() {
+        let pool = Pool::new(8);
+        let d = SharedData::new(DEFAULT_HEADROOM, &[7; 60]);
+        // a dirty recycled buffer first
+        let mut p = pool.make(3, &[1, 2, 3], 0);
+        p.set_network_header(0, 1);
+        p.anno_mut().set_paint(9);
+        drop(p);
+        let mut v = Vec::new();
+        pool.make_shared_batch(&d, 5, Timestamp::from_nsec(42), &mut v);
+        assert_eq!(v.len(), 5);
+        for p in &v {
+            assert!(p.is_shared());
+            assert_eq!(p.data(), &[7; 60]);
+            assert_eq!(p.headroom(), DEFAULT_HEADROOM);
+            assert_eq!(p.timestamp(), Timestamp::from_nsec(42));
+            assert_eq!(p.anno().paint(), 0);
+            assert!(!p.has_network_header());
+        }
+        v[0].data_mut()[0] = 0;
+        assert_eq!(v[1].data()[0], 7);
+        drop_all(&mut v);
+        assert!(v.is_empty());
+        assert_eq!(pool.free_buffers(), 5);
+        assert_eq!(pool.buffers_created(), 5);
+    }
+
+    #[test]
+    fn large_shared_data_unshares_into_a_larger_buffer() {
+        let pool = Pool::new(8);
+        let big = vec![5u8; POOL_BUFFER_SIZE + 100];
+        let d = SharedData::new(DEFAULT_HEADROOM, &big);
+        let mut p = pool.make_shared(&d);
+        p.data_mut()[0] = 1;
+        assert_eq!(p.len(), big.len());
+        assert_eq!(p.data()[0], 1);
+        assert_eq!(&p.data()[1..], &big[1..]);
+        assert_eq!(d.data(), &big[..]);
     }
 
     #[test]

@@ -54,7 +54,10 @@ impl Emitter {
             return;
         }
         if self.batch.capacity() == 0 {
-            self.batch.reserve_exact(self.max);
+            self.batch = cx.core.spare_batch.take();
+            if self.batch.capacity() < self.max {
+                self.batch.reserve_exact(self.max);
+            }
         }
         self.batch.push(p);
         if self.batch.len() >= self.max {
@@ -148,6 +151,29 @@ impl<'a> Ctx<'a> {
         if let Some(Some(t)) = self.core.slots[self.me].out_target.get(port) {
             self.core.push_batch_to(t.elem as usize, t.port as usize, b);
         }
+    }
+
+    /// An empty batch vector for a source to fill (the one a sink last
+    /// handed back with [`recycle_batch`](Self::recycle_batch), if any).
+    #[inline]
+    pub fn take_batch(&self) -> Batch {
+        self.core.spare_batch.take()
+    }
+
+    /// Drops the packets of a batch that ends here (a sink's
+    /// `push_batch`), faster than dropping them one by one, and keeps the
+    /// vector for the next batch a source starts.
+    #[inline]
+    pub fn recycle_batch(&self, mut b: Batch) {
+        crate::packet::drop_all(&mut b);
+        let spare = self.core.spare_batch.take();
+        self.core
+            .spare_batch
+            .set(if b.capacity() >= spare.capacity() {
+                b
+            } else {
+                spare
+            });
     }
 
     /// Pulls a packet from input `port`.

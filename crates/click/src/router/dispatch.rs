@@ -113,6 +113,9 @@ pub struct Core {
     /// (signal, element) pairs waiting for a signal (one-shot, as Click's
     /// master keeps them).
     pub(super) signal_handlers: RefCell<Vec<(i32, usize)>>,
+    /// An empty batch vector kept for the next batch a source starts
+    /// ([`Ctx::recycle_batch`], [`super::Emitter`]): no allocation per batch.
+    pub(super) spare_batch: Cell<Batch>,
     /// The clock as read once during the current task run (see
     /// [`Ctx::now_coarse`]); `None` outside task runs or before the first read.
     pub(super) coarse_now: Cell<Option<Timestamp>>,

@@ -308,6 +308,7 @@ impl Router {
             hotswap: opts.hotswap.clone(),
             globals: opts.globals.clone(),
             signal_handlers: RefCell::new(Vec::new()),
+            spare_batch: Cell::new(Vec::new()),
             coarse_now: Cell::new(None),
             in_task: Cell::new(false),
             max_handler_value: opts.max_handler_value,

@@ -42,6 +42,26 @@ unchanged.",
     make: || Box::new(GetIPAddress::default()),
 };
 
+impl GetIPAddress {
+    #[inline]
+    fn annotate(&self, p: &mut Packet) {
+        let v: Option<[u8; 4]> = match self.src {
+            Source::Offset(o) => p.data().get(o..o + 4).map(|b| [b[0], b[1], b[2], b[3]]),
+            // Click reads the source of a header cut right after it too:
+            // that field needs only the header's first 16 bytes.
+            Source::Src => p
+                .network_header()
+                .filter(|h| h.len() >= 16)
+                .map(|h| Ipv4Packet::new_unchecked(h).src_addr().octets()),
+            Source::Dst => p.ip_header().map(|ip| ip.dst_addr().octets()),
+            Source::Unset => None,
+        };
+        if let Some(v) = v {
+            p.anno_mut().set(self.anno, &v);
+        }
+    }
+}
+
 impl Element for GetIPAddress {
     fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
         let mut a = cx.args(config);
@@ -66,21 +86,16 @@ impl Element for GetIPAddress {
 
     #[inline]
     fn simple_action(&mut self, mut p: Packet, _cx: &Ctx) -> Option<Packet> {
-        let v: Option<[u8; 4]> = match self.src {
-            Source::Offset(o) => p.data().get(o..o + 4).map(|b| [b[0], b[1], b[2], b[3]]),
-            // Click reads the source of a header cut right after it too:
-            // that field needs only the header's first 16 bytes.
-            Source::Src => p
-                .network_header()
-                .filter(|h| h.len() >= 16)
-                .map(|h| Ipv4Packet::new_unchecked(h).src_addr().octets()),
-            Source::Dst => p.ip_header().map(|ip| ip.dst_addr().octets()),
-            Source::Unset => None,
-        };
-        if let Some(v) = v {
-            p.anno_mut().set(self.anno, &v);
-        }
+        self.annotate(&mut p);
         Some(p)
+    }
+
+    #[inline]
+    fn push_batch(&mut self, _port: usize, mut batch: Batch, cx: &Ctx) {
+        for p in batch.iter_mut() {
+            self.annotate(p);
+        }
+        cx.push_batch(0, batch);
     }
 
     crate::element_any!();

@@ -81,8 +81,9 @@ impl Element for Discard {
     }
 
     #[inline]
-    fn push_batch(&mut self, _port: usize, b: Batch, _cx: &Ctx) {
+    fn push_batch(&mut self, _port: usize, b: Batch, cx: &Ctx) {
         self.count += b.len() as u64;
+        cx.recycle_batch(b);
     }
 
     fn run_task(&mut self, cx: &Ctx) -> bool {

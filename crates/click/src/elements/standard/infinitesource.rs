@@ -10,6 +10,9 @@ pub struct InfiniteSource {
     data: Vec<u8>,
     datasize: i64,
     packet: Vec<u8>,
+    /// `packet` as the shared buffer every packet sent refers to (made at
+    /// the first send after `packet` changes).
+    shared: Option<SharedData>,
     limit: i64,
     burst: usize,
     active: bool,
@@ -27,6 +30,7 @@ impl Default for InfiniteSource {
             data: DEFAULT_DATA.to_vec(),
             datasize: -1,
             packet: DEFAULT_DATA.to_vec(),
+            shared: None,
             limit: -1,
             burst: 1,
             active: true,
@@ -76,9 +80,16 @@ has room (Click's full notifier).\n\nKeyword arguments:\n\n\
 };
 
 impl InfiniteSource {
+    /// A packet sharing the source's data buffer, as Click's
+    /// InfiniteSource sends clones of one packet (a writer downstream gets
+    /// its own copy: see [`crate::packet`]).
     #[inline]
-    fn make_packet(&self, cx: &Ctx, now: Timestamp) -> Packet {
-        let mut p = cx.pool().make(DEFAULT_HEADROOM, &self.packet, 0);
+    fn make_packet(&mut self, cx: &Ctx, now: Timestamp) -> Packet {
+        let packet = &self.packet;
+        let d = self
+            .shared
+            .get_or_insert_with(|| SharedData::new(DEFAULT_HEADROOM, packet));
+        let mut p = cx.pool().make_shared(d);
         if self.timestamp {
             p.set_timestamp(now);
         }
@@ -120,6 +131,7 @@ impl Element for InfiniteSource {
         self.data = data.unwrap_or_else(|| DEFAULT_DATA.to_vec());
         self.datasize = datasize.unwrap_or(-1);
         self.packet = args::source_data(&self.data, self.datasize);
+        self.shared = None;
         self.limit = limit;
         self.burst = burst as usize;
         self.count = 0;
@@ -169,12 +181,40 @@ impl Element for InfiniteSource {
         } else {
             Timestamp::ZERO
         };
+        let packet = &self.packet;
+        let d = self
+            .shared
+            .get_or_insert_with(|| SharedData::new(DEFAULT_HEADROOM, packet));
+        let (pool, timestamp) = (cx.pool(), self.timestamp);
+        let max = cx.max_batch();
+        if max > 1 {
+            // whole batches at once, pushed as an Emitter would push them
+            let mut left = n;
+            while left > 0 {
+                let k = left.min(max);
+                let mut b = cx.take_batch();
+                pool.make_shared_batch(d, k, now, &mut b);
+                if k == 1 {
+                    if let Some(p) = b.pop() {
+                        cx.push(0, p);
+                    }
+                } else {
+                    cx.push_batch(0, b);
+                }
+                left -= k;
+            }
+            self.count += n as u64;
+            return true;
+        }
         let mut out = Emitter::new(cx, 0);
         for _ in 0..n {
-            let p = self.make_packet(cx, now);
-            self.count += 1;
+            let mut p = pool.make_shared(d);
+            if timestamp {
+                p.set_timestamp(now);
+            }
             out.emit(cx, p);
         }
+        self.count += n as u64;
         out.flush(cx);
         true
     }
@@ -219,6 +259,7 @@ impl Element for InfiniteSource {
             "data" => {
                 self.data = value.as_bytes().to_vec();
                 self.packet = args::source_data(&self.data, self.datasize);
+                self.shared = None;
                 Ok(())
             }
             "limit" => match handlers::parse_int(value) {
@@ -250,6 +291,7 @@ impl Element for InfiniteSource {
                 Some(x) if x <= i64::from(i32::MAX) => {
                     self.datasize = x;
                     self.packet = args::source_data(&self.data, self.datasize);
+                    self.shared = None;
                     Ok(())
                 }
                 _ => Err("length must be integer".into()),
