@@ -1,9 +1,10 @@
 //! Single-core pipeline benchmark: the shipped `bench/*.click`
 //! configurations (which stock Click also runs), in memory, source →
 //! configuration → Discard, at 64 and 1500 bytes. Reports packets per
-//! CPU-second of the running thread (median of several runs) beside the
-//! Click 2.1 / FastClick figures measured on this kind of machine
-//! (`../shared/ANCHORS.md`).
+//! CPU-second of the running thread (median of several runs). It prints
+//! no ratio against Click: a ratio against a figure from another day or
+//! another configuration is not a result. `bench/peers/compare.py` runs
+//! Click and FastClick on the same files in the same run.
 //!
 //!     cargo bench -p click --bench pipelines            # all
 //!     cargo bench -p click --bench pipelines firewall   # one
@@ -93,31 +94,23 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(3);
-    // (name, file, Click 2.1 Mp/s at 64 B, FastClick Mp/s at 64 B): the
-    // ANCHORS.md rows for the same pipelines. Click's sources read the clock
-    // for every packet (ours once per burst); ANCHORS gives the floor without
-    // that too (69 / 32 Mp/s). `firewall` has no Unstrip, so it compares
-    // with ANCHORS' "firewall without the final Unstrip"; `firewall-strip`
-    // is ANCHORS' firewall row exactly.
-    let pipelines: &[(&str, &str, Option<f64>, Option<f64>)] = &[
-        ("floor", "bench/floor.click", Some(19.0), Some(14.6)),
-        ("firewall", "bench/firewall.click", Some(6.91), Some(7.49)),
-        (
-            "firewall-strip",
-            "bench/firewall-strip.click",
-            Some(3.50),
-            Some(3.91),
-        ),
-        ("router", "bench/router.click", Some(5.58), Some(4.38)),
-        ("counters", "bench/counters.click", None, None),
-        ("iprouter", "bench/iprouter.click", None, None),
+    let pipelines: &[(&str, &str)] = &[
+        ("floor", "bench/floor.click"),
+        ("firewall", "bench/firewall.click"),
+        ("firewall-strip", "bench/firewall-strip.click"),
+        ("router", "bench/router.click"),
+        ("counters", "bench/counters.click"),
+        ("iprouter", "bench/iprouter.click"),
     ];
     let sizes = [(64, "bench/udp-64.hex"), (1500, "bench/udp-1500.hex")];
     // (pipeline, size, every run's Mp/s, median) for BENCH_JSON
     let mut json_rows: Vec<String> = Vec::new();
-    println!("pipeline        size  Mp/s(CPU)   ns/pkt   vs Click 2.1   vs FastClick   (median of {} runs, N={})", runs, n);
-    println!("--------------  ----  ---------  -------  -------------  -------------");
-    for (name, file, click, fast) in pipelines {
+    println!(
+        "pipeline        size  Mp/s(CPU)   ns/pkt   (median of {} runs, N={}; same-run ratios against Click: bench/peers/compare.py)",
+        runs, n
+    );
+    println!("--------------  ----  ---------  -------");
+    for (name, file) in pipelines {
         if !filter.is_empty() && !filter.iter().any(|f| name.contains(f.as_str())) {
             continue;
         }
@@ -145,18 +138,12 @@ fn main() {
                 "{{\"pipeline\": \"{name}\", \"size\": {size}, \"mpps\": [{}], \"median_mpps\": {med:.4}}}",
                 runs_list.join(", ")
             ));
-            let vs = |x: &Option<f64>| match (x, size) {
-                (Some(v), 64) => format!("{:>6.2}x", med / v),
-                _ => "      -".to_string(),
-            };
             println!(
-                "{:<14}  {:>4}  {:>9.2}  {:>7.1}  {:>13}  {:>13}",
+                "{:<14}  {:>4}  {:>9.2}  {:>7.1}",
                 name,
                 size,
                 med,
-                1e3 / med,
-                vs(click),
-                vs(fast)
+                1e3 / med
             );
         }
     }

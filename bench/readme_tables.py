@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Regenerates the README's benchmark tables from the benchmarks' JSON.
+
+  bench/readme_tables.py [--check]
+
+Each generated table sits between two markers in README.md,
+`<!-- BEGIN generated:NAME -->` and `<!-- END generated:NAME -->`, and is
+rebuilt from bench/results/NAME.json by the renderer registered for its
+"kind". Nothing between the markers is typed by hand: rerun the benchmark
+(it writes the JSON), then this script. --check exits 1 when the README
+differs from what the JSON gives (a figure edited by hand, or JSON
+committed without regenerating).
+"""
+import json
+import os
+import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench", "peers"))
+sys.path.insert(0, os.path.join(ROOT, "bench", "veth"))
+
+
+def render_latency(doc):
+    rows = doc["results"]
+    base = next((r for r in rows if r["forwarder"] == "bridge"), None)
+    out = ["| forwarder | idle RTT µs (20 pings/s) | added over the bridge | loaded RTT µs (`ping -f`) | added over the bridge |",
+           "|---|---|---|---|---|"]
+    for r in rows:
+        cells = [r["forwarder"]]
+        for mode in ("idle", "load"):
+            v = r.get(mode + "_avg_us")
+            cells.append(f"{v:.0f}" if v is not None else "—")
+            b = base.get(mode + "_avg_us") if base else None
+            cells.append(f"{v - b:+.0f}" if (v is not None and b is not None and r is not base) else "—")
+        out.append("| " + " | ".join(cells) + " |")
+    m = doc["machine"]
+    out.append("")
+    out.append(f"Measured {doc['date']} on {m['host']} ({m['cpus']} CPUs, Linux {m['kernel']}), load "
+               f"{doc['load_before'][0]:.1f} before / {doc['load_after'][0]:.1f} after; median over "
+               f"{doc['rounds']} alternating rounds of {doc['count']} pings each; `{doc['command']}`.")
+    return "\n".join(out)
+
+
+def renderers():
+    import compare  # bench/peers/compare.py
+    return {"peers": compare.render, "latency": render_latency}
+
+
+def main():
+    check = "--check" in sys.argv[1:]
+    path = os.path.join(ROOT, "README.md")
+    text = open(path).read()
+    rend = renderers()
+    pat = re.compile(r"(<!-- BEGIN generated:([\w-]+) -->\n)(.*?)(<!-- END generated:\2 -->)", re.S)
+
+    def sub(m):
+        name = m.group(2)
+        jpath = os.path.join(ROOT, "bench", "results", name + ".json")
+        if not os.path.exists(jpath):
+            sys.exit(f"readme_tables.py: README wants {jpath}, which does not exist")
+        doc = json.load(open(jpath))
+        kind = doc.get("kind")
+        if kind not in rend:
+            sys.exit(f"readme_tables.py: {jpath}: no renderer for kind {kind!r}")
+        return m.group(1) + rend[kind](doc).rstrip("\n") + "\n" + m.group(4)
+
+    new = pat.sub(sub, text)
+    if check:
+        if new != text:
+            print("readme_tables.py: README.md's generated tables differ from bench/results/*.json; "
+                  "run bench/readme_tables.py", file=sys.stderr)
+            sys.exit(1)
+        return
+    if new != text:
+        open(path, "w").write(new)
+        print("README.md: tables regenerated", file=sys.stderr)
+    else:
+        print("README.md: tables already current", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
