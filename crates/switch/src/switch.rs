@@ -572,7 +572,11 @@ impl Core {
                     self.sleep(&mut pfds, &mut owners);
                     idle_since = None;
                 } else {
-                    std::hint::spin_loop();
+                    // Poll again soon, but let anything else runnable on
+                    // this CPU (an instance's vCPU, the sender of the next
+                    // frame) run first: on a small machine a pure spin
+                    // starves the very traffic it waits for.
+                    std::thread::yield_now();
                 }
             } else {
                 idle_since = None;
