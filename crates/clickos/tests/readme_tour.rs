@@ -29,6 +29,10 @@ const NOT_RUN: &[(&str, &str)] = &[
         "needs root and a namespace with two links; tests/devices.rs bridges them",
     ),
     (
+        "clickos run conf/bras.click ACCESS=eth0",
+        "needs root and two real interfaces; tests/bras.rs runs it with the rp-pppoe client in namespaces",
+    ),
+    (
         "conf/wire.click --vnic veth0",
         "needs root and two interfaces; tests/datapath.rs pings through it between namespaces",
     ),
