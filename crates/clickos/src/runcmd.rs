@@ -40,7 +40,8 @@ fn run_with(prog: &str, args: &[String], registry: &Registry, console: &Rc<StdCo
     let (text, fname) = if cmd.file_is_expr {
         (
             cmd.router_file.clone().unwrap_or_default(),
-            "<expr>".to_string(),
+            // Click's name for a -e configuration (lib/driver.cc)
+            "config".to_string(),
         )
     } else {
         match cmd.router_file.as_deref() {

@@ -159,7 +159,7 @@ fn argv0_click_mode() {
 fn parse_error_exit() {
     let r = click(&["-e", "a :: Discard; a -> -> b"]);
     assert_eq!(r.code, 1);
-    assert!(r.err.starts_with("<expr>:1: "), "{}", r.err);
+    assert!(r.err.starts_with("config:1: "), "{}", r.err);
     assert!(
         !r.err.contains("Router could not be initialized!"),
         "{}",
@@ -174,10 +174,10 @@ fn unknown_class_exit() {
     // unknown class
     let r = click(&["-e", "NoSuchThing -> Discard"]);
     assert_eq!(r.code, 1);
-    assert_eq!(r.err, "<expr>:1: undeclared element 'NoSuchThing'\n");
+    assert_eq!(r.err, "config:1: undeclared element 'NoSuchThing'\n");
     let r = click(&["-e", "x :: NoSuchThing; x -> Discard"]);
     assert_eq!(r.code, 1);
-    assert_eq!(r.err, "<expr>:1: unknown element class 'NoSuchThing'\n");
+    assert_eq!(r.err, "config:1: unknown element class 'NoSuchThing'\n");
 }
 
 #[test]
@@ -195,12 +195,14 @@ fn configure_error_exit() {
         "{}",
         r.err
     );
-    for line in r.err.lines() {
-        assert!(
-            line.starts_with("<expr>:1: ") || line == "Router could not be initialized!",
-            "{line}"
-        );
-    }
+    // Click's ContextErrorHandler: the landmark on the context line, the
+    // message indented under it
+    assert_eq!(
+        r.err,
+        "config:1: While initializing 'FromDump@1 :: FromDump':\n  \
+         nonexistent-file.pcap: No such file or directory\n\
+         Router could not be initialized!\n"
+    );
     let r = click(&["-e", "FromDump(BOGUS 1) -> Discard"]);
     assert_eq!(r.code, 1);
     assert!(

@@ -4,6 +4,7 @@
 use crate::element::ClassSpec;
 
 pub mod addressinfo;
+pub mod align;
 pub mod alignmentinfo;
 pub mod averagecounter;
 pub mod bypass;
@@ -15,6 +16,9 @@ pub mod discard;
 pub mod hub;
 pub mod idle;
 pub mod infinitesource;
+pub mod inputswitch;
+pub mod markmacheader;
+pub mod message;
 pub mod meter;
 pub mod null;
 pub mod pad;
@@ -52,6 +56,10 @@ pub mod unqueue;
 
 pub static SPECS: &[&ClassSpec] = &[
     &addressinfo::SPEC,
+    &align::SPEC,
+    &inputswitch::SPEC,
+    &markmacheader::SPEC,
+    &message::SPEC,
     &averagecounter::SPEC,
     &counter::SPEC,
     &delayshaper::SPEC,
