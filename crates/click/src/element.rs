@@ -128,7 +128,9 @@ impl<'a> ConfigureCtx<'a> {
     /// `While configuring 'NAME :: CLASS':`, whether or not configuration
     /// succeeds.
     pub fn warning(&self, msg: &str) {
-        self.warnings.borrow_mut().push(alloc::format!("warning: {msg}"));
+        self.warnings
+            .borrow_mut()
+            .push(alloc::format!("warning: {msg}"));
     }
 
     /// Reports an informational message (Click's `errh->message`),

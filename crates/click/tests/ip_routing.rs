@@ -235,9 +235,7 @@ fn static_has_no_update_handlers_and_config_errors() {
         .err()
         .unwrap();
     assert!(
-        e.contains(
-            &"  argument 2 should be 'ADDR/MASK [GATEWAY] OUTPUT'".to_string()
-        ),
+        e.contains(&"  argument 2 should be 'ADDR/MASK [GATEWAY] OUTPUT'".to_string()),
         "{:?}",
         e
     );

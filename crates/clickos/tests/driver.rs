@@ -181,6 +181,32 @@ fn unknown_class_exit() {
 }
 
 #[test]
+fn configure_errors_print_as_clicks() {
+    // Click's IPRewriter-02 test: a -e configuration is `config`, the
+    // context line carries the landmark, each message line is indented
+    // under it without one
+    let r = click(&[
+        "-e",
+        "i :: Idle\n\
+         rw :: IPAddrRewriter(pattern 1.0.0.1 1x - - 0 1,\n\
+           pattern 1.0.0.0 0-255 - - 0 1,\n\
+           pattern 1.0.0.0 456-19 - - 0 1,\n\
+           pattern 1.0.0.0 456-65536 - - 0 1)\n\
+         i -> [0]rw i[1] -> [1]rw i[2] -> [2]rw i[3] -> [3]rw\n\
+         rw[0] -> i rw[1] -> i\n",
+    ]);
+    assert_eq!(r.code, 1);
+    assert_eq!(
+        r.err,
+        "config:2: While configuring 'rw :: IPAddrRewriter':\n  \
+         input spec 0: bad source port\n  \
+         input spec 2: bad source port\n  \
+         input spec 3: bad source port\n\
+         Router could not be initialized!\n"
+    );
+}
+
+#[test]
 fn configure_error_exit() {
     let r = click(&["-e", "FromDump(nonexistent-file.pcap) -> Discard"]);
     assert_eq!(r.code, 1);

@@ -17,6 +17,7 @@ pub mod hub;
 pub mod idle;
 pub mod infinitesource;
 pub mod inputswitch;
+pub mod linkunqueue;
 pub mod markmacheader;
 pub mod message;
 pub mod meter;
@@ -50,6 +51,7 @@ pub mod tee;
 pub mod timedsink;
 pub mod timedsource;
 pub mod timedunqueue;
+pub mod timertest;
 pub mod timesortedsched;
 pub mod truncate;
 pub mod unqueue;
@@ -58,7 +60,9 @@ pub static SPECS: &[&ClassSpec] = &[
     &addressinfo::SPEC,
     &align::SPEC,
     &inputswitch::SPEC,
+    &linkunqueue::SPEC,
     &markmacheader::SPEC,
+    &timertest::SPEC,
     &message::SPEC,
     &averagecounter::SPEC,
     &counter::SPEC,
