@@ -1,7 +1,7 @@
 //! AdjustTimestamp and SetTimestampDelta: exact timestamps out.
 
 mod common;
-use click::prelude::Timestamp;
+use click::prelude::{Clock, Timestamp};
 use common::*;
 
 fn ts(c: &str) -> Vec<Timestamp> {

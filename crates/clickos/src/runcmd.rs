@@ -142,7 +142,8 @@ Options:
                                 socket FILE (made mode 0600; an existing FILE
                                 is replaced only if it is a stale socket).
       --simtime[=TIME]          Run in simulated time, starting at TIME
-                                (seconds since the epoch; default now).
+                                (seconds since the epoch; default
+                                1000000000, as in Click).
   -j, --threads N               Start N threads. Elements that call each other
                                 run on one thread; Queues join threads (see
                                 StaticThreadSched for placing them).

@@ -187,7 +187,8 @@ fn run_with(
     // one thread
     let vclock = o.simtime.map(|start| {
         Rc::new(VirtualClock::new(
-            start.unwrap_or_else(|| SystemClock.now()),
+            // Click's default simulated start (userlevel/click.cc)
+            start.unwrap_or(Timestamp::from_sec_nsec(1_000_000_000, 0)),
         ))
     });
     let clock: Box<dyn Clock> = match &vclock {
