@@ -147,3 +147,15 @@ fn timertest_reports_expiries() {
     assert_eq!(r.read("t1.scheduled"), "false");
     assert_eq!(r.read("t2.expiry"), t0.add_nsec(20_000_000).to_string());
 }
+
+#[test]
+fn tokenbuckettest_passes_clicks_checks() {
+    // Click's tokenbucket-01 test: Click's TokenBucket checks, run against
+    // common::rate::TokenBucket
+    let r = router("TokenBucketTest;");
+    assert_eq!(
+        r.stderr(),
+        "test.click:1: While initializing 'TokenBucketTest@1 :: TokenBucketTest':\n  \
+         All tests pass!\n"
+    );
+}

@@ -18,7 +18,7 @@ use click_lang::args::{Bandwidth, Seconds};
 /// 1 refills a token every 11 jiffies, 909 packets in 10 seconds). A
 /// bucket that was never refilled fills completely on its first refill
 /// (Click's time point starts at 0).
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct TokenBucket {
     /// The configured rate and capacity (for handlers).
     pub rate: u64,
@@ -31,11 +31,111 @@ pub struct TokenBucket {
 }
 
 const MAX_TOKENS: u32 = u32::MAX;
+
+/// An idle, empty bucket (Click's `TokenBucket()`).
+impl Default for TokenBucket {
+    fn default() -> TokenBucket {
+        TokenBucket {
+            rate: 0,
+            capacity: u64::from(MAX_TOKENS),
+            tokens_per_tick: 0,
+            token_scale: 1,
+            time_until_full: u32::MAX,
+            tokens: 0,
+            time_point: None,
+        }
+    }
+}
 /// Jiffies a second (Click's userlevel `CLICK_HZ`).
 const HZ: u64 = 1000;
 const NSEC_PER_JIFFY: i64 = 1_000_000;
 
 impl TokenBucket {
+    /// A bucket of `rate` and `capacity`, full (Click's
+    /// `TokenBucket(rate, capacity)`).
+    pub fn new(rate: u64, capacity: u64) -> TokenBucket {
+        let mut tb = TokenBucket::default();
+        tb.assign(rate, capacity);
+        if rate != 0 && capacity != 0 {
+            tb.tokens = MAX_TOKENS;
+        }
+        tb
+    }
+    /// An unlimited bucket (any refill fills it) or, with false, an idle one
+    /// (refills add nothing): Click's `assign(bool)`.
+    pub fn assign_unlimited(&mut self, unlimited: bool) {
+        self.token_scale = 1;
+        if unlimited {
+            self.tokens_per_tick = MAX_TOKENS;
+            self.time_until_full = 0;
+            self.rate = u64::from(MAX_TOKENS);
+            self.capacity = u64::from(MAX_TOKENS);
+        } else {
+            self.tokens_per_tick = 0;
+            self.time_until_full = u32::MAX;
+            self.rate = 0;
+            self.capacity = u64::from(MAX_TOKENS);
+        }
+    }
+    /// The rate as the bucket's arithmetic has it (Click's `rate()`; may
+    /// differ slightly from the configured one).
+    pub fn effective_rate(&self) -> u64 {
+        if self.token_scale == 0 {
+            return 0;
+        }
+        let l = (u64::from(self.tokens_per_tick) / 2 + u64::from(self.tokens_per_tick) * HZ)
+            / u64::from(self.token_scale);
+        l.min(u64::from(MAX_TOKENS))
+    }
+    /// The capacity as the bucket's arithmetic has it (Click's
+    /// `capacity()`).
+    pub fn effective_capacity(&self) -> u64 {
+        if self.token_scale == 0 {
+            return u64::from(MAX_TOKENS);
+        }
+        u64::from(MAX_TOKENS / self.token_scale)
+    }
+    /// Whether the bucket is full.
+    pub fn full(&self) -> bool {
+        self.tokens == MAX_TOKENS
+    }
+    /// Whether the bucket is empty.
+    pub fn empty(&self) -> bool {
+        self.tokens == 0
+    }
+    /// Empties the bucket.
+    pub fn clear(&mut self) {
+        self.tokens = 0;
+    }
+    /// Refills to an absolute jiffy count (Click's `refill(time)`).
+    pub fn refill_jiffies(&mut self, t: i64) {
+        let diff = match self.time_point {
+            Some(last) => (t - last).max(0) as u64,
+            None => u64::MAX,
+        };
+        if diff >= u64::from(self.time_until_full) {
+            self.tokens = MAX_TOKENS;
+        } else if diff > 0 {
+            let n = u64::from(self.tokens) + diff * u64::from(self.tokens_per_tick);
+            self.tokens = n.min(u64::from(MAX_TOKENS)) as u32;
+        }
+        self.time_point = Some(t);
+    }
+    /// Jiffies until the bucket holds `n` tokens (Click's
+    /// `time_until_contains`; u32::MAX for never).
+    pub fn jiffies_until_contains(&self, n: u64) -> u32 {
+        let Some(f) = self.cvt(n) else {
+            return u32::MAX;
+        };
+        if f <= self.tokens || self.time_until_full == 0 {
+            0
+        } else if self.tokens_per_tick == 0 {
+            u32::MAX
+        } else {
+            (f - self.tokens - 1) / self.tokens_per_tick + 1
+        }
+    }
+
     /// Sets the rate and capacity (Click's `assign`): the count stays the
     /// same fraction of the capacity. A rate or capacity of 0 is idle.
     pub fn assign(&mut self, rate: u64, capacity: u64) {
@@ -89,18 +189,7 @@ impl TokenBucket {
     }
     /// Adds the tokens of the jiffies since the last refill.
     pub fn refill(&mut self, now: Timestamp) {
-        let t = now.nsec().div_euclid(NSEC_PER_JIFFY);
-        let diff = match self.time_point {
-            Some(last) => (t - last).max(0) as u64,
-            None => u64::MAX,
-        };
-        if diff >= u64::from(self.time_until_full) {
-            self.tokens = MAX_TOKENS;
-        } else if diff > 0 {
-            let n = u64::from(self.tokens) + diff * u64::from(self.tokens_per_tick);
-            self.tokens = n.min(u64::from(MAX_TOKENS)) as u32;
-        }
-        self.time_point = Some(t);
+        self.refill_jiffies(now.nsec().div_euclid(NSEC_PER_JIFFY));
     }
     /// Removes `n` tokens if the bucket holds them.
     pub fn remove_if(&mut self, n: u64) -> bool {
@@ -132,18 +221,10 @@ impl TokenBucket {
     /// Click's `time_until_contains` counts them (at least 1 when it does
     /// not hold them now).
     pub fn time_until_contains(&self, n: u64) -> i64 {
-        const NEVER: i64 = i64::MAX / 4;
-        let Some(f) = self.cvt(n) else {
-            return NEVER;
-        };
-        if f <= self.tokens || self.time_until_full == 0 {
-            return 0;
+        match self.jiffies_until_contains(n) {
+            u32::MAX => i64::MAX / 4,
+            t => i64::from(t) * NSEC_PER_JIFFY,
         }
-        if self.tokens_per_tick == 0 {
-            return NEVER;
-        }
-        let ticks = (f - self.tokens - 1) / self.tokens_per_tick + 1;
-        i64::from(ticks) * NSEC_PER_JIFFY
     }
 }
 

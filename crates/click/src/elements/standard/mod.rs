@@ -53,6 +53,7 @@ pub mod timedsource;
 pub mod timedunqueue;
 pub mod timertest;
 pub mod timesortedsched;
+pub mod tokenbuckettest;
 pub mod truncate;
 pub mod unqueue;
 
@@ -63,6 +64,7 @@ pub static SPECS: &[&ClassSpec] = &[
     &linkunqueue::SPEC,
     &markmacheader::SPEC,
     &timertest::SPEC,
+    &tokenbuckettest::SPEC,
     &message::SPEC,
     &averagecounter::SPEC,
     &counter::SPEC,
