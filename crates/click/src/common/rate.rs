@@ -128,12 +128,12 @@ impl TokenBucket {
             return u32::MAX;
         };
         if f <= self.tokens || self.time_until_full == 0 {
-            0
-        } else if self.tokens_per_tick == 0 {
-            u32::MAX
-        } else {
-            (f - self.tokens - 1) / self.tokens_per_tick + 1
+            return 0;
         }
+        // an idle bucket (no tokens a tick) never fills
+        (f - self.tokens - 1)
+            .checked_div(self.tokens_per_tick)
+            .map_or(u32::MAX, |t| t + 1)
     }
 
     /// Sets the rate and capacity (Click's `assign`): the count stays the
