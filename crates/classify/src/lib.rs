@@ -455,8 +455,17 @@ impl Program {
     }
 
     /// Human-readable program, like Click's `program` handler. IP programs
-    /// show transport-relative offsets as `T+OFF`.
+    /// show offsets as Click HEAD's IPClassifier does: the IP header at
+    /// 256, the transport header at 512; the safe length counts those too.
     pub fn dump(&self) -> String {
+        let ip = self.kind == Kind::Ip;
+        let base = |i: &Insn| -> u32 {
+            match (ip, i.transp) {
+                (false, _) => 0,
+                (true, false) => 256,
+                (true, true) => 512,
+            }
+        };
         let mut s = String::new();
         let tgt = |t: Target| -> String {
             if t >= 0 {
@@ -472,11 +481,7 @@ impl Program {
             let _ = writeln!(s, "all->{}", tgt(self.entry));
         }
         for (i, ins) in self.insns.iter().enumerate() {
-            let off = if ins.transp {
-                format!("T+{}", ins.off)
-            } else {
-                format!("{}", ins.off)
-            };
+            let off = format!("{}", base(ins) + ins.off);
             // Click: `(i < 10 ? " " : "") << i << ' '`, then "%3d/"
             let _ = write!(
                 s,
@@ -497,8 +502,7 @@ impl Program {
         let safe = self
             .insns
             .iter()
-            .filter(|i| !i.transp)
-            .map(|i| i.off + i.nbytes as u32)
+            .map(|i| base(i) + i.off + i.nbytes as u32)
             .max()
             .unwrap_or(0);
         let _ = writeln!(s, "safe length {safe}");

@@ -105,7 +105,9 @@ pub struct ConfigureCtx<'a> {
     pub noutputs: usize,
     /// Names for addresses and ports, from the whole configuration.
     pub names: &'a NameTable,
-    /// Warnings `configure` gave (see [`ConfigureCtx::warning`]).
+    /// Warnings and messages `configure` gave (see
+    /// [`ConfigureCtx::warning`], [`ConfigureCtx::message`]), as printed:
+    /// `warning: TEXT` or `TEXT`.
     pub warnings: RefCell<Vec<String>>,
 }
 
@@ -126,6 +128,14 @@ impl<'a> ConfigureCtx<'a> {
     /// `While configuring 'NAME :: CLASS':`, whether or not configuration
     /// succeeds.
     pub fn warning(&self, msg: &str) {
+        self.warnings
+            .borrow_mut()
+            .push(alloc::format!("warning: {msg}"));
+    }
+
+    /// Reports an informational message (Click's `errh->message`),
+    /// printed like a warning but without `warning: `.
+    pub fn message(&self, msg: &str) {
         self.warnings.borrow_mut().push(String::from(msg));
     }
 

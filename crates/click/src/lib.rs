@@ -12,7 +12,7 @@
 //! let clock = Box::new(VirtualClock::new(Timestamp::ZERO));
 //! let r = Router::from_config(
 //!     "InfiniteSource(LIMIT 5, STOP true) -> c :: Counter -> Discard",
-//!     "<expr>", &[], &reg, clock, Box::new(BufferConsole::default()), Default::default(),
+//!     "config", &[], &reg, clock, Box::new(BufferConsole::default()), Default::default(),
 //! ).unwrap();
 //! r.run_until_idle(&mut |_| {});
 //! assert_eq!(r.read_handler("c.count").unwrap(), "5");

@@ -880,6 +880,47 @@ impl Packet {
         self.b.pool = None;
     }
 
+    /// Moves the data `delta` bytes (less than 8) later in its buffer,
+    /// with its header annotations (Click's `shift_data` for a positive
+    /// offset): the data's address afterwards is its address before plus
+    /// `delta`, modulo 8. A buffer without the tailroom is replaced by a
+    /// larger one, keeping that alignment.
+    pub fn shift_data(&mut self, delta: usize) {
+        let delta = delta & 7;
+        if delta == 0 {
+            return;
+        }
+        let want = (self.data().as_ptr() as usize + delta) & 7;
+        if self.tailroom() < delta {
+            self.grow(0, delta + 8);
+        }
+        let head = self.b.head as usize;
+        let base = self.b.mem.as_ptr() as usize;
+        // the first position at or after head + 1 with the wanted alignment
+        let mut to = head + 1;
+        while (base + to) & 7 != want {
+            to += 1;
+        }
+        let by = to - head;
+        let (h, t) = (head, self.b.tail as usize);
+        self.b.mem.copy_within(h..t, h + by);
+        let shift = |o: u32| if o == NO_HEADER { o } else { o + by as u32 };
+        self.b.mac = shift(self.b.mac);
+        self.b.nh = shift(self.b.nh);
+        self.b.th = shift(self.b.th);
+        self.b.head += by as u32;
+        self.b.tail += by as u32;
+    }
+
+    /// Sets the network header annotation at `off` bytes from the data
+    /// start, leaving the transport header annotation alone (Click's
+    /// `set_mac_header(p, len)` sets the network header after the MAC
+    /// header this way).
+    #[inline]
+    pub fn set_mac_network_header(&mut self, off: usize) {
+        self.b.nh = self.b.head + off as u32;
+    }
+
     /// Detaches the packet from its (thread-local) pool so it can move to
     /// another thread; [`Pool::adopt`] makes it a packet again there.
     #[inline]

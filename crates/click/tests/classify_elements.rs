@@ -244,3 +244,34 @@ fn classifier_program_layout() {
     );
     assert!(prog.ends_with("alignment offset 0\n"), "{}", prog);
 }
+
+/// The `program` handler of IPFilter and IPClassifier as Click HEAD prints
+/// it (its IPFilter-07 test): IP header offsets from 256, transport header
+/// offsets from 512, and the safe length over both.
+#[test]
+fn ip_program_dump_as_clicks() {
+    let r = router(
+        "Idle -> c :: IPFilter(allow src 10.0.0.1, allow dst port 80) -> Idle;
+         Idle -> d :: IPClassifier(tcp, -) -> Idle; d[1] -> Idle;
+         Idle -> e :: Classifier(12/0800, -) -> Idle; e[1] -> Idle;",
+    );
+    assert_eq!(
+        r.read("c.program"),
+        " 0 268/0a000001%ffffffff  yes->[0]  no->step 1\n\
+         \x201 264/00060000%00ff0000  yes->step 3  no->step 2\n\
+         \x202 264/00110000%00ff0000  yes->step 3  no->[X]\n\
+         \x203 260/00000000%00001fff  yes->step 4  no->[X]\n\
+         \x204 512/00000050%0000ffff  yes->[0]  no->[X]\n\
+         safe length 516\nalignment offset 0\n"
+    );
+    assert_eq!(
+        r.read("d.program"),
+        " 0 264/00060000%00ff0000  yes->[0]  no->[1]\nsafe length 266\nalignment offset 0\n"
+    );
+    // Classifier offsets are the packet's own
+    assert!(
+        r.read("e.program").starts_with(" 0  12/08000000%ffff0000"),
+        "{}",
+        r.read("e.program")
+    );
+}

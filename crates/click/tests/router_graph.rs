@@ -67,6 +67,17 @@ fn push_output_reuse_is_illegal() {
 }
 
 #[test]
+fn push_output_reuse_leaves_the_other_end_connected() {
+    // Click's lexer-03 test: the reused connection's input end counts as
+    // used (no "input 0 unused" after the reuse error)
+    let e = errors("i :: InfiniteSource -> Print -> d :: Discard;\ni -> p :: Print -> d;");
+    assert_eq!(
+        e,
+        ["test.click:1: illegal reuse of 'i :: InfiniteSource' push output 0"]
+    );
+}
+
+#[test]
 fn configure_errors_carry_context() {
     let e = errors("InfiniteSource(LIMIT nonsense) -> Discard;");
     assert!(
@@ -74,7 +85,7 @@ fn configure_errors_carry_context() {
         "{:?}",
         e
     );
-    assert!(e[1].starts_with("test.click:1:   "), "{:?}", e);
+    assert!(e[1].starts_with("  "), "{:?}", e);
 }
 
 #[test]

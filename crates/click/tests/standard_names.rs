@@ -168,8 +168,8 @@ fn errors() {
         e,
         vec![
             "test.click:1: While configuring 'AddressInfo@1 :: AddressInfo':".to_string(),
-            "test.click:1:   'bogus' is not a recognizable address".to_string(),
-            "test.click:1:   expected 'NAME [ADDRS]'".to_string(),
+            "  'bogus' is not a recognizable address".to_string(),
+            "  expected 'NAME [ADDRS]'".to_string(),
         ]
     );
     let e = config_errors("PortInfo(x y); Idle -> Discard;");

@@ -162,15 +162,17 @@ fn ratedunqueue_sleeps_when_empty_and_on_timer() {
     r.router.run_pass();
     r.router.run_pass();
     assert_eq!(r.read("c.count"), "2");
-    // Out of tokens between packets: idle with a timer, not busy.
+    // Out of tokens between packets: idle with a timer, not busy. As in
+    // Click's TokenBucket a jiffy adds 214748364 of the 2147483647 units a
+    // token is, so the first token takes 11 jiffies, the next ones 10
     assert_eq!(
         r.router.run_pass(),
-        RunState::Idle(Some(t1.add_nsec(10 * MS)))
+        RunState::Idle(Some(t1.add_nsec(11 * MS)))
     );
-    // 18 more packets at 100/s: the last 180ms after the first two.
-    run_until(&r, t1.add_nsec(180 * MS - 1));
+    // 18 more packets at 100/s: the last 181ms after the first two.
+    run_until(&r, t1.add_nsec(181 * MS - 1));
     assert_eq!(r.read("c.count"), "19");
-    run_until(&r, t1.add_nsec(180 * MS));
+    run_until(&r, t1.add_nsec(181 * MS));
     assert_eq!(r.read("c.count"), "20");
     assert_eq!(r.run(), RunState::Idle(None));
     assert_eq!(r.read("c.count"), "20");

@@ -40,7 +40,8 @@ fn run_with(prog: &str, args: &[String], registry: &Registry, console: &Rc<StdCo
     let (text, fname) = if cmd.file_is_expr {
         (
             cmd.router_file.clone().unwrap_or_default(),
-            "<expr>".to_string(),
+            // Click's name for a -e configuration (lib/driver.cc)
+            "config".to_string(),
         )
     } else {
         match cmd.router_file.as_deref() {
@@ -141,7 +142,8 @@ Options:
                                 socket FILE (made mode 0600; an existing FILE
                                 is replaced only if it is a stale socket).
       --simtime[=TIME]          Run in simulated time, starting at TIME
-                                (seconds since the epoch; default now).
+                                (seconds since the epoch; default
+                                1000000000, as in Click).
   -j, --threads N               Start N threads. Elements that call each other
                                 run on one thread; Queues join threads (see
                                 StaticThreadSched for placing them).

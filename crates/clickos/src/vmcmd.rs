@@ -244,7 +244,7 @@ pub fn run(args: &[String]) -> i32 {
         }
     };
     let (file, text) = match (&ra.expr, &ra.file) {
-        (Some(e), _) => ("<expr>".to_string(), e.clone()),
+        (Some(e), _) => ("config".to_string(), e.clone()),
         (None, Some(f)) => match std::fs::read_to_string(f) {
             Ok(t) => (f.clone(), t),
             Err(e) => {

@@ -159,7 +159,7 @@ fn argv0_click_mode() {
 fn parse_error_exit() {
     let r = click(&["-e", "a :: Discard; a -> -> b"]);
     assert_eq!(r.code, 1);
-    assert!(r.err.starts_with("<expr>:1: "), "{}", r.err);
+    assert!(r.err.starts_with("config:1: "), "{}", r.err);
     assert!(
         !r.err.contains("Router could not be initialized!"),
         "{}",
@@ -174,10 +174,36 @@ fn unknown_class_exit() {
     // unknown class
     let r = click(&["-e", "NoSuchThing -> Discard"]);
     assert_eq!(r.code, 1);
-    assert_eq!(r.err, "<expr>:1: undeclared element 'NoSuchThing'\n");
+    assert_eq!(r.err, "config:1: undeclared element 'NoSuchThing'\n");
     let r = click(&["-e", "x :: NoSuchThing; x -> Discard"]);
     assert_eq!(r.code, 1);
-    assert_eq!(r.err, "<expr>:1: unknown element class 'NoSuchThing'\n");
+    assert_eq!(r.err, "config:1: unknown element class 'NoSuchThing'\n");
+}
+
+#[test]
+fn configure_errors_print_as_clicks() {
+    // Click's IPRewriter-02 test: a -e configuration is `config`, the
+    // context line carries the landmark, each message line is indented
+    // under it without one
+    let r = click(&[
+        "-e",
+        "i :: Idle\n\
+         rw :: IPAddrRewriter(pattern 1.0.0.1 1x - - 0 1,\n\
+           pattern 1.0.0.0 0-255 - - 0 1,\n\
+           pattern 1.0.0.0 456-19 - - 0 1,\n\
+           pattern 1.0.0.0 456-65536 - - 0 1)\n\
+         i -> [0]rw i[1] -> [1]rw i[2] -> [2]rw i[3] -> [3]rw\n\
+         rw[0] -> i rw[1] -> i\n",
+    ]);
+    assert_eq!(r.code, 1);
+    assert_eq!(
+        r.err,
+        "config:2: While configuring 'rw :: IPAddrRewriter':\n  \
+         input spec 0: bad source port\n  \
+         input spec 2: bad source port\n  \
+         input spec 3: bad source port\n\
+         Router could not be initialized!\n"
+    );
 }
 
 #[test]
@@ -195,12 +221,14 @@ fn configure_error_exit() {
         "{}",
         r.err
     );
-    for line in r.err.lines() {
-        assert!(
-            line.starts_with("<expr>:1: ") || line == "Router could not be initialized!",
-            "{line}"
-        );
-    }
+    // Click's ContextErrorHandler: the landmark on the context line, the
+    // message indented under it
+    assert_eq!(
+        r.err,
+        "config:1: While initializing 'FromDump@1 :: FromDump':\n  \
+         nonexistent-file.pcap: No such file or directory\n\
+         Router could not be initialized!\n"
+    );
     let r = click(&["-e", "FromDump(BOGUS 1) -> Discard"]);
     assert_eq!(r.code, 1);
     assert!(

@@ -250,12 +250,18 @@ fn fromipsummarydump_builds_packets() {
     assert_eq!(recs.len(), 2);
     assert_eq!((recs[0].ts_sec, recs[0].ts_nsec), (1, 500_000_000));
     // As in Click: an IP length longer than the headers and payload grows
-    // the IP header (4 bytes of EOL options here, 3 bytes left over), and
-    // CHECKSUM extends the packet to its IP length.
+    // the IP header (4 bytes of EOL options here, 3 bytes left over), the
+    // payload is written where it started, at 28, inside the UDP header
+    // now at 24 (its length field holds "he", the checksum replaces "ll",
+    // "o" follows), and CHECKSUM extends the packet to its IP length.
+    // Stock Click writes these very bytes.
     assert_eq!(recs[0].data.len(), 40);
     assert_eq!(recs[0].orig_len, 40);
     assert_eq!(recs[0].data[0], 0x46);
-    assert_eq!(&recs[0].data[32..37], b"hello");
+    assert_eq!(
+        &recs[0].data[24..33],
+        [0x04, 0xd2, 0x16, 0x2e, b'h', b'e', 0xfd, 0x64, b'o']
+    );
     assert_eq!(recs[1].data.len(), 1000);
     assert_eq!(recs[1].orig_len, 1000);
     assert_eq!(recs[1].data[9], 6);

@@ -649,3 +649,38 @@ fn bang_lines_and_versions() {
         r.err
     );
 }
+
+/// An IP length longer than the headers and payload given: as in Click
+/// (ipsumdump_payload.cc), the TCP header, or with `tcp_opt` given the IP
+/// header, grows by whole words of EOL options, and the payload is written
+/// where it started, over them (Click's Pad-01 test). With both option
+/// fields given nothing grows: the packet is shorter than its IP length.
+#[test]
+fn payload_shorter_than_ip_len_as_click() {
+    let dir = tmpdir("ipsd-payload-len");
+    let out = |fields: &str, row: &str| {
+        let f = dir.join("p.txt");
+        std::fs::write(&f, format!("!data {fields}\n{row}\n")).unwrap();
+        let r = run_ok(&format!(
+            "FromIPSummaryDump({}, STOP true) -> ToIPSummaryDump(-, FIELDS ip_len \
+             ip_capture_len ip_hl tcp_off payload)",
+            f.display()
+        ));
+        body(&r.out).join("\n")
+    };
+    assert_eq!(
+        out("ip_src ip_len payload", "1.0.0.1 50 \"HiFart\""),
+        "50 46 20 24 \"rt\""
+    );
+    assert_eq!(
+        out("ip_src tcp_opt ip_len payload", "1.0.0.1 . 50 \"HiFart\""),
+        "50 46 24 20 \"rt\""
+    );
+    assert_eq!(
+        out(
+            "ip_src ip_opt tcp_opt ip_len payload",
+            "1.0.0.1 . . 50 \"HiFart\""
+        ),
+        "50 46 20 20 \"HiFart\""
+    );
+}

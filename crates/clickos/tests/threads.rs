@@ -280,7 +280,7 @@ fn static_thread_sched_warnings_and_errors() {
     assert!(r.err.contains("no element named 'nosuch'"), "{}", r.err);
     let r = click(&["-e", "Idle -> Discard; StaticThreadSched(justone);"]);
     assert_eq!(r.code, 1);
-    assert!(r.err.contains("<expr>:1: While configuring"), "{}", r.err);
+    assert!(r.err.contains("config:1: While configuring"), "{}", r.err);
     assert!(r.err.contains("expected 'ELEMENT THREAD'"), "{}", r.err);
 }
 

@@ -830,16 +830,24 @@ pub fn parse_time_ns(s: &str) -> Result<i64, String> {
 /// (bytes/s); a bare number means bytes per second.
 pub fn parse_bandwidth(s: &str) -> Result<u64, String> {
     let err = || String::from("expected bandwidth");
-    let (num, unit) = split_unit(s.trim());
-    let (p10, bits): (i32, bool) = match unit {
-        "" | "Bps" | "B/s" => (0, false),
-        "bps" | "b/s" => (0, true),
-        "kbps" | "Kbps" => (3, true),
-        "Mbps" => (6, true),
-        "Gbps" => (9, true),
-        "kBps" | "KBps" => (3, false),
-        "MBps" => (6, false),
-        "GBps" => (9, false),
+    let t = s.trim();
+    // the unit: trailing letters and slashes (`kb/s`)
+    let cut = t
+        .bytes()
+        .rposition(|c| !(c.is_ascii_alphabetic() || c == b'/'))
+        .map_or(0, |i| i + 1);
+    let (num, unit) = t.split_at(cut);
+    // Click's byte_bandwidth_units and prefixes (lib/args.cc)
+    let (p10, base) = match unit.as_bytes().first() {
+        Some(b'k' | b'K') => (3, &unit[1..]),
+        Some(b'M') => (6, &unit[1..]),
+        Some(b'G') => (9, &unit[1..]),
+        _ => (0, unit),
+    };
+    let bits = match base {
+        "" if p10 == 0 => false,
+        "Bps" | "B/s" => false,
+        "bps" | "b/s" | "baud" => true,
         _ => return Err(err()),
     };
     let (neg, mant, exp) = parse_decimal(num).ok_or_else(err)?;

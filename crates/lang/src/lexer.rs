@@ -306,11 +306,22 @@ impl<'a> Lexer<'a> {
     /// consumed).  Parentheses inside quotes and comments don't count.
     pub fn lex_config(&mut self) -> String {
         let b = self.b;
-        let start = self.pos;
+        let mut start = self.pos;
         let mut s = self.pos;
         let mut depth = 1u32;
+        // text before line directives inside the parentheses, which (as in
+        // Click) are processed and left out
+        let mut out = String::new();
         while s < b.len() {
             match b[s] {
+                b'#' if s > 0 && (b[s - 1] == b'\n' || b[s - 1] == b'\r') => {
+                    out.push_str(&String::from_utf8_lossy(&b[start..s]));
+                    s = match self.process_line_directive(s) {
+                        Ok(i) => i,
+                        Err(()) => self.pos,
+                    };
+                    start = s;
+                }
                 b'(' => {
                     depth += 1;
                     s += 1;
@@ -335,8 +346,9 @@ impl<'a> Lexer<'a> {
         let s = s.min(b.len());
         self.pos = s;
         match self.src.get(start..s) {
-            Some(x) => x.to_string(),
-            None => String::from_utf8_lossy(&b[start..s]).into_owned(),
+            Some(x) => out.push_str(x),
+            None => out.push_str(&String::from_utf8_lossy(&b[start..s])),
         }
+        out
     }
 }

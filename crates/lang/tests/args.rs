@@ -115,6 +115,14 @@ fn times_and_bandwidths() {
     assert_eq!(parse_bandwidth("100"), Ok(100));
     assert_eq!(parse_bandwidth("1.5MBps"), Ok(1_500_000));
     assert!(parse_bandwidth("fast").is_err());
+    // Click's units with a slash, and baud (LinkUnqueue-01: 100kb/s)
+    assert_eq!(parse_bandwidth("100kb/s"), Ok(12_500));
+    assert_eq!(parse_bandwidth("3B/s"), Ok(3));
+    assert_eq!(parse_bandwidth("2KB/s"), Ok(2000));
+    assert_eq!(parse_bandwidth("9600baud"), Ok(1200));
+    assert_eq!(parse_bandwidth("1Mb/s"), Ok(125_000));
+    assert!(parse_bandwidth("1k").is_err());
+    assert!(parse_bandwidth("1/s").is_err());
 }
 
 #[test]

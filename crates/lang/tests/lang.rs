@@ -96,6 +96,16 @@ fn landmarks() {
 }
 
 #[test]
+fn line_directives_inside_a_configuration() {
+    // Click's lexer-08 test: a directive inside the parentheses is
+    // processed and left out of the configuration string
+    let c = parse("m :: Message(\n# 100 \"foobar.click\"\n\"test\");\nm2 :: Message(\"test2\");");
+    assert_eq!(c.elements[0].config.trim(), "\"test\"");
+    assert_eq!(c.elements[0].landmark.to_string(), "t.click:1");
+    assert_eq!(c.elements[1].landmark.to_string(), "foobar.click:101");
+}
+
+#[test]
 fn duplicate_connections_removed() {
     let c = parse("a :: Idle; b :: Discard; a -> b; a -> b; a[0] -> [0]b;");
     assert_eq!(c.connections.len(), 1);

@@ -24,7 +24,7 @@ use std::time::Instant;
 /// a configuration file; returns the process exit status Click's driver
 /// would (0, 1 for errors, or the `-x` handler's value, masked to 8
 /// bits). `file` names the configuration in error messages (a file name,
-/// `<stdin>`, `<expr>`). Errors, warnings and `-h` output go to `console`,
+/// `<stdin>`, `config`). Errors, warnings and `-h` output go to `console`,
 /// which is flushed before returning. SIGINT and SIGTERM stop the router
 /// (a second one ends the process, as in Click).
 ///
@@ -38,7 +38,7 @@ use std::time::Instant;
 /// };
 /// let config = "InfiniteSource(LIMIT 5, STOP true) -> c :: Counter -> Discard";
 /// let console = Rc::new(StdConsole::default());
-/// let status = run(config, "<expr>", &options, &elements::registry(), &console);
+/// let status = run(config, "config", &options, &elements::registry(), &console);
 /// assert_eq!(status, 0);
 /// ```
 pub fn run(
@@ -187,7 +187,8 @@ fn run_with(
     // one thread
     let vclock = o.simtime.map(|start| {
         Rc::new(VirtualClock::new(
-            start.unwrap_or_else(|| SystemClock.now()),
+            // Click's default simulated start (userlevel/click.cc)
+            start.unwrap_or(Timestamp::from_sec_nsec(1_000_000_000, 0)),
         ))
     });
     let clock: Box<dyn Clock> = match &vclock {

@@ -24,7 +24,8 @@ pub struct Options {
     pub exit_handler: Option<String>,
     /// `NAME=VALUE`: configuration parameters (`$NAME`).
     pub defines: Vec<(String, String)>,
-    /// `Some(start)` under `--simtime`; `Some(None)` start = now.
+    /// `Some(start)` under `--simtime`; `Some(None)` start = 1000000000 s, as
+    /// in Click.
     pub simtime: Option<Option<Timestamp>>,
     /// `-p PORT`: TCP ControlSockets to add.
     pub ports: Vec<String>,

@@ -8,68 +8,223 @@ use crate::prelude::*;
 use alloc::format;
 use click_lang::args::{Bandwidth, Seconds};
 
-/// A token bucket (Click's `TokenBucket`): `rate` tokens per second, at most
-/// `capacity` tokens. Tokens are kept in units of 1/1e9 token.
-#[derive(Clone, Default)]
+/// A token bucket, Click's `TokenBucket` (`tokenbucket.hh`) to the bit:
+/// `rate` tokens per second, at most `capacity` tokens, refilled once per
+/// jiffy (1 ms, Click's userlevel `CLICK_HZ`). As in Click the count is a
+/// 32-bit fraction of the capacity (`token_scale` units a token), a jiffy
+/// adds `tokens_per_tick` such units (rounded down, at least 1), and the
+/// bucket is full after `time_until_full` jiffies, rounded up; those
+/// roundings decide rates exactly as Click's do (RATE 100 with a burst of
+/// 1 refills a token every 11 jiffies, 909 packets in 10 seconds). A
+/// bucket that was never refilled fills completely on its first refill
+/// (Click's time point starts at 0).
+#[derive(Clone)]
 pub struct TokenBucket {
+    /// The configured rate and capacity (for handlers).
     pub rate: u64,
     pub capacity: u64,
-    units: u128,
-    last: i64,
+    tokens_per_tick: u32,
+    token_scale: u32,
+    time_until_full: u32,
+    tokens: u32,
+    time_point: Option<i64>,
 }
 
-const UNIT: u128 = 1_000_000_000;
+const MAX_TOKENS: u32 = u32::MAX;
 
-impl TokenBucket {
-    pub fn assign(&mut self, rate: u64, capacity: u64) {
-        self.rate = rate;
-        self.capacity = capacity.max(1);
-    }
-    /// Sets the bucket to hold `n` tokens as of `now`.
-    pub fn set(&mut self, n: u64, now: Timestamp) {
-        self.units = (n as u128 * UNIT).min(self.capacity as u128 * UNIT);
-        self.last = now.nsec();
-    }
-    pub fn refill(&mut self, now: Timestamp) {
-        let dt = now.nsec() - self.last;
-        if dt > 0 {
-            self.units =
-                (self.units + dt as u128 * self.rate as u128).min(self.capacity as u128 * UNIT);
-            self.last = now.nsec();
+/// An idle, empty bucket (Click's `TokenBucket()`).
+impl Default for TokenBucket {
+    fn default() -> TokenBucket {
+        TokenBucket {
+            rate: 0,
+            capacity: u64::from(MAX_TOKENS),
+            tokens_per_tick: 0,
+            token_scale: 1,
+            time_until_full: u32::MAX,
+            tokens: 0,
+            time_point: None,
         }
     }
-    pub fn remove_if(&mut self, n: u64) -> bool {
-        let need = n as u128 * UNIT;
-        if self.units >= need {
-            self.units -= need;
-            true
+}
+/// Jiffies a second (Click's userlevel `CLICK_HZ`).
+const HZ: u64 = 1000;
+const NSEC_PER_JIFFY: i64 = 1_000_000;
+
+impl TokenBucket {
+    /// A bucket of `rate` and `capacity`, full (Click's
+    /// `TokenBucket(rate, capacity)`).
+    pub fn new(rate: u64, capacity: u64) -> TokenBucket {
+        let mut tb = TokenBucket::default();
+        tb.assign(rate, capacity);
+        if rate != 0 && capacity != 0 {
+            tb.tokens = MAX_TOKENS;
+        }
+        tb
+    }
+    /// An unlimited bucket (any refill fills it) or, with false, an idle one
+    /// (refills add nothing): Click's `assign(bool)`.
+    pub fn assign_unlimited(&mut self, unlimited: bool) {
+        self.token_scale = 1;
+        if unlimited {
+            self.tokens_per_tick = MAX_TOKENS;
+            self.time_until_full = 0;
+            self.rate = u64::from(MAX_TOKENS);
+            self.capacity = u64::from(MAX_TOKENS);
         } else {
-            false
+            self.tokens_per_tick = 0;
+            self.time_until_full = u32::MAX;
+            self.rate = 0;
+            self.capacity = u64::from(MAX_TOKENS);
+        }
+    }
+    /// The rate as the bucket's arithmetic has it (Click's `rate()`; may
+    /// differ slightly from the configured one).
+    pub fn effective_rate(&self) -> u64 {
+        if self.token_scale == 0 {
+            return 0;
+        }
+        let l = (u64::from(self.tokens_per_tick) / 2 + u64::from(self.tokens_per_tick) * HZ)
+            / u64::from(self.token_scale);
+        l.min(u64::from(MAX_TOKENS))
+    }
+    /// The capacity as the bucket's arithmetic has it (Click's
+    /// `capacity()`).
+    pub fn effective_capacity(&self) -> u64 {
+        if self.token_scale == 0 {
+            return u64::from(MAX_TOKENS);
+        }
+        u64::from(MAX_TOKENS / self.token_scale)
+    }
+    /// Whether the bucket is full.
+    pub fn full(&self) -> bool {
+        self.tokens == MAX_TOKENS
+    }
+    /// Whether the bucket is empty.
+    pub fn empty(&self) -> bool {
+        self.tokens == 0
+    }
+    /// Empties the bucket.
+    pub fn clear(&mut self) {
+        self.tokens = 0;
+    }
+    /// Refills to an absolute jiffy count (Click's `refill(time)`).
+    pub fn refill_jiffies(&mut self, t: i64) {
+        let diff = match self.time_point {
+            Some(last) => (t - last).max(0) as u64,
+            None => u64::MAX,
+        };
+        if diff >= u64::from(self.time_until_full) {
+            self.tokens = MAX_TOKENS;
+        } else if diff > 0 {
+            let n = u64::from(self.tokens) + diff * u64::from(self.tokens_per_tick);
+            self.tokens = n.min(u64::from(MAX_TOKENS)) as u32;
+        }
+        self.time_point = Some(t);
+    }
+    /// Jiffies until the bucket holds `n` tokens (Click's
+    /// `time_until_contains`; u32::MAX for never).
+    pub fn jiffies_until_contains(&self, n: u64) -> u32 {
+        let Some(f) = self.cvt(n) else {
+            return u32::MAX;
+        };
+        if f <= self.tokens || self.time_until_full == 0 {
+            return 0;
+        }
+        // an idle bucket (no tokens a tick) never fills
+        (f - self.tokens - 1)
+            .checked_div(self.tokens_per_tick)
+            .map_or(u32::MAX, |t| t + 1)
+    }
+
+    /// Sets the rate and capacity (Click's `assign`): the count stays the
+    /// same fraction of the capacity. A rate or capacity of 0 is idle.
+    pub fn assign(&mut self, rate: u64, capacity: u64) {
+        self.rate = rate;
+        self.capacity = capacity;
+        let mut rate = rate.min(u64::from(MAX_TOKENS)) as u32;
+        let mut capacity = capacity.min(u64::from(MAX_TOKENS)) as u32;
+        if capacity == 0 {
+            rate = 0;
+            capacity = MAX_TOKENS;
+        }
+        if rate != 0 {
+            // so tokens_per_tick fits in 32 bits
+            let min_capacity = (rate - 1) / HZ as u32 + 1;
+            capacity = capacity.max(min_capacity);
+        }
+        self.token_scale = MAX_TOKENS / capacity;
+        let l = u64::from(rate) * u64::from(self.token_scale) / HZ;
+        if rate != 0 {
+            self.tokens_per_tick = (l as u32).max(1);
+            self.time_until_full = (MAX_TOKENS - 1) / self.tokens_per_tick + 1;
+        } else {
+            self.tokens_per_tick = 0;
+            self.time_until_full = u32::MAX;
+        }
+    }
+    /// `assign`, keeping the number of tokens roughly the same (Click's
+    /// `assign_adjust`).
+    pub fn assign_adjust(&mut self, rate: u64, capacity: u64) {
+        let old_scale = self.token_scale;
+        self.assign(rate, capacity);
+        if old_scale != self.token_scale && old_scale != 0 {
+            let t = u64::from(self.tokens) * u64::from(self.token_scale) / u64::from(old_scale);
+            self.tokens = t.min(u64::from(MAX_TOKENS)) as u32;
+        }
+    }
+    /// `n` tokens in fractions; None when that is more than the capacity
+    /// (Click's `TokenRateConverter`).
+    fn cvt(&self, n: u64) -> Option<u32> {
+        let f = n.checked_mul(u64::from(self.token_scale))?;
+        (f <= u64::from(MAX_TOKENS)).then_some(f as u32)
+    }
+    /// Sets the bucket to hold `n` tokens (at most its capacity); the time
+    /// point stays, as in Click.
+    pub fn set(&mut self, n: u64) {
+        self.tokens = self.cvt(n).unwrap_or(MAX_TOKENS);
+    }
+    /// Fills the bucket.
+    pub fn set_full(&mut self) {
+        self.tokens = MAX_TOKENS;
+    }
+    /// Adds the tokens of the jiffies since the last refill.
+    pub fn refill(&mut self, now: Timestamp) {
+        self.refill_jiffies(now.nsec().div_euclid(NSEC_PER_JIFFY));
+    }
+    /// Removes `n` tokens if the bucket holds them.
+    pub fn remove_if(&mut self, n: u64) -> bool {
+        match self.cvt(n) {
+            Some(f) if f <= self.tokens => {
+                self.tokens -= f;
+                true
+            }
+            _ => false,
         }
     }
     /// Whether the bucket holds at least `n` tokens.
     pub fn contains(&self, n: u64) -> bool {
-        self.units >= n as u128 * UNIT
+        matches!(self.cvt(n), Some(f) if f <= self.tokens)
     }
     /// Removes `n` tokens, emptying the bucket if it holds fewer.
     pub fn remove(&mut self, n: u64) {
-        self.units = self.units.saturating_sub(n as u128 * UNIT);
+        let f = self.cvt(n).unwrap_or(MAX_TOKENS);
+        self.tokens = self.tokens.saturating_sub(f);
     }
     /// Whole tokens in the bucket.
     pub fn size(&self) -> u64 {
-        (self.units / UNIT) as u64
-    }
-    /// Nanoseconds until the bucket holds `n` tokens (at least 1).
-    pub fn time_until_contains(&self, n: u64) -> i64 {
-        let need = n as u128 * UNIT;
-        if self.units >= need {
+        if self.token_scale == 0 {
             return 0;
         }
-        if self.rate == 0 {
-            return i64::MAX / 4;
+        u64::from(self.tokens / self.token_scale)
+    }
+    /// Nanoseconds until the bucket holds `n` tokens: whole jiffies, as
+    /// Click's `time_until_contains` counts them (at least 1 when it does
+    /// not hold them now).
+    pub fn time_until_contains(&self, n: u64) -> i64 {
+        match self.jiffies_until_contains(n) {
+            u32::MAX => i64::MAX / 4,
+            t => i64::from(t) * NSEC_PER_JIFFY,
         }
-        let ns = (need - self.units).div_ceil(self.rate as u128);
-        ns.min(i64::MAX as u128 / 4) as i64
     }
 }
 
@@ -212,7 +367,8 @@ impl RateConfig {
         tokens.max(1)
     }
 
-    /// Configures `tb` with this rate, keeping the tokens it holds.
+    /// Configures `tb` with this rate (its tokens stay the same fraction of
+    /// the capacity, as Click's `assign`).
     pub fn apply(&self, tb: &mut TokenBucket) {
         tb.assign(self.rate, self.capacity());
     }
@@ -277,6 +433,57 @@ impl RateConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const MS: i64 = 1_000_000;
+
+    #[test]
+    fn token_bucket_rounds_as_clicks() {
+        // RATE 100, a burst of 1: a jiffy adds 429496729 of 4294967295
+        // units, so the bucket is full after 11 jiffies, not 10 (Click's
+        // RatedUnqueue-01 test: 909 or 910 packets in 10 s)
+        let mut tb = TokenBucket::default();
+        tb.assign(100, 1);
+        let t0 = Timestamp::from_sec_nsec(1_000_000_000, 0);
+        tb.refill(t0); // never refilled: fills
+        assert!(tb.remove_if(1));
+        assert!(!tb.contains(1));
+        assert_eq!(tb.time_until_contains(1), 11 * MS);
+        tb.refill(t0.add_nsec(10 * MS));
+        assert!(!tb.contains(1));
+        tb.refill(t0.add_nsec(11 * MS));
+        assert!(tb.remove_if(1));
+        // more than the capacity is never held
+        assert!(!tb.contains(2));
+        assert_eq!(tb.time_until_contains(2), i64::MAX / 4);
+    }
+
+    #[test]
+    fn token_bucket_jiffies_and_fractions() {
+        // RATE 2, capacity 1 (RatedUnqueue(RATE 2): 20 ms of burst rounds
+        // to 0 tokens, then 1): a jiffy adds 8589934 units, so a token
+        // takes 501 jiffies (Click's RatedUnqueue-01: 20 packets in 10 s)
+        let mut tb = TokenBucket::default();
+        tb.assign(2, 1);
+        let t0 = Timestamp::from_sec_nsec(5, 0);
+        tb.refill(t0);
+        assert!(tb.remove_if(1));
+        assert_eq!(tb.time_until_contains(1), 501 * MS);
+        // time within the same jiffy adds nothing
+        tb.refill(t0.add_nsec(MS - 1));
+        assert_eq!(tb.size(), 0);
+        tb.refill(t0.add_nsec(500 * MS));
+        assert!(!tb.contains(1));
+        tb.refill(t0.add_nsec(501 * MS));
+        assert!(tb.contains(1));
+        // set keeps the time point; assign keeps the fraction (0 here)
+        tb.set(0);
+        tb.assign(4, 2);
+        tb.refill(t0.add_nsec(751 * MS));
+        assert_eq!(tb.size(), 0);
+        tb.refill(t0.add_nsec(752 * MS));
+        assert_eq!(tb.size(), 1);
+        assert_eq!(tb.time_until_contains(2), 250 * MS);
+    }
 
     #[test]
     fn gaprate_uniform() {

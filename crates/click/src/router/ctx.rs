@@ -95,6 +95,10 @@ impl<'a> Ctx<'a> {
     pub fn name(&self) -> &'a str {
         &self.core.slots[self.me].name
     }
+    /// Where the element was declared (`FILE:LINE`), for messages.
+    pub fn landmark(&self) -> &'a str {
+        &self.core.slots[self.me].landmark
+    }
     /// `name :: Class`, as Click names elements in messages.
     pub fn declaration(&self) -> String {
         self.core.slots[self.me].declaration()

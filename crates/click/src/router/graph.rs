@@ -245,6 +245,8 @@ pub fn check_graph(
                 decl(f),
                 fp
             ));
+            // the other end is still connected, as in Click
+            used_i[t][tp] = true;
             continue;
         }
         if used_i[t][tp] && pin[t][tp] == Proc::Pull {
@@ -254,6 +256,7 @@ pub fn check_graph(
                 decl(t),
                 tp
             ));
+            used_o[f][fp] = true;
             continue;
         }
         used_o[f][fp] = true;

@@ -322,7 +322,7 @@ impl Core {
                     self.console
                         .error_line(&format!("While configuring '{}':", s.declaration()));
                     for w in warnings {
-                        self.console.error_line(&format!("  warning: {}", w));
+                        self.console.error_line(&format!("  {}", w));
                     }
                 }
                 r.map_err(HandlerError::Failed)?;

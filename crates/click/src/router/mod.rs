@@ -238,7 +238,7 @@ impl Router {
             if !warnings.is_empty() && opts.warnings {
                 console.error_line(&format!("{}: While configuring '{}':", lm(i), decl(i)));
                 for w in warnings {
-                    console.error_line(&format!("{}:   warning: {}", lm(i), w));
+                    console.error_line(&format!("  {}", w));
                 }
             }
             if let Err(msg) = r {
@@ -525,10 +525,11 @@ impl Router {
 
 /// An error from configuring or initializing an element, as Click prints
 /// it: `FILE:LINE: While configuring 'name :: Class':` and the message's
-/// lines indented under it.
+/// lines indented under it, without the landmark (Click's
+/// ContextErrorHandler prints the landmark on the context line only).
 fn push_context_error(errors: &mut Vec<String>, landmark: &str, what: &str, decl: &str, msg: &str) {
     errors.push(format!("{}: {} '{}':", landmark, what, decl));
     for line in msg.lines() {
-        errors.push(format!("{}:   {}", landmark, line));
+        errors.push(format!("  {}", line));
     }
 }

@@ -508,8 +508,11 @@ impl Odesc {
                         if b.is_empty() {
                             return;
                         }
-                        self.account_payload_len(self.payload_off(), b.len() as u32);
+                        // As in Click, the payload goes where it started
+                        // before account_payload_len grew a header: over
+                        // the new option bytes
                         let off = self.payload_off();
+                        self.account_payload_len(off, b.len() as u32);
                         if self.buf.len() < off + b.len() {
                             self.put(off + b.len() - self.buf.len());
                         }
@@ -538,8 +541,9 @@ impl Odesc {
             Field::IpSum => ip.set_checksum(num as u16),
             Field::IpProto => ip.set_protocol(num as u8),
             Field::IpOpt => {
+                // `.` (no options) fixes the header length too, as in Click
+                self.have_ip_hl = true;
                 if let Val::Opt(Some(o)) = v {
-                    self.have_ip_hl = true;
                     let cur = self.ip_hl();
                     let len = self.put_options(n, &o, cur);
                     if len > cur {

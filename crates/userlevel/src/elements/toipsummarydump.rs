@@ -54,7 +54,7 @@ impl Default for ToIPSummaryDump {
 
 pub static SPEC: ClassSpec = ClassSpec {
     name: "ToIPSummaryDump",
-    port_count: "1/0",
+    port_count: "1/0-1",
     processing: "a/h",
     group: "userlevel",
     signature: "ToIPSummaryDump(FILENAME [, CONTENTS, KEYWORDS])",
@@ -121,7 +121,7 @@ false.\n\
 it counts. Default true.\n\
 - `MULTIPACKET` (boolean): a packet whose `count` is N writes N lines, dividing its length and \
 spacing timestamps from its first timestamp. Default false.",
-    ports: "one input (agnostic), no outputs",
+    ports: "one input (agnostic); an optional push output, where each packet goes on after its line is written",
     handlers: &[
         HandlerDoc {
             name: "count",
@@ -204,11 +204,20 @@ impl ToIPSummaryDump {
 
     /// Click's `write_packet`: with MULTIPACKET, a packet standing for N
     /// writes N lines.
-    fn write_packet(&mut self, mut p: Packet, cx: &Ctx) {
+    /// Writes the packet's line(s) and passes it on out the output, if
+    /// there is one (Click's `checked_output_push`).
+    fn write_packet(&mut self, p: Packet, cx: &Ctx) {
+        let p = self.write_lines(p, cx);
+        if cx.noutputs() > 0 {
+            cx.push(0, p);
+        }
+    }
+
+    fn write_lines(&mut self, mut p: Packet, cx: &Ctx) -> Packet {
         let extra_packets = p.anno().u32_at(EXTRA_PACKETS_ANNO_OFFSET);
         if !self.multipacket || extra_packets == 0 {
             self.write_one(&p, cx);
-            return;
+            return p;
         }
         let count = extra_packets as u64 + 1;
         let len = p.len() as u64;
@@ -233,6 +242,7 @@ impl ToIPSummaryDump {
             };
             p.set_timestamp(t);
         }
+        p
     }
 }
 

@@ -167,8 +167,8 @@ fn static_placements(
         for (name, mut t) in pairs {
             if t < -1 || t >= nthreads as i64 {
                 warnings.push(format!(
-                    "{}: While configuring '{} :: StaticThreadSched':\n{}:   warning: thread preference {} out of range",
-                    e.landmark, e.name, e.landmark, t
+                    "{}: While configuring '{} :: StaticThreadSched':\n  warning: thread preference {} out of range",
+                    e.landmark, e.name, t
                 ));
                 t = if t < 0 { -1 } else { 0 };
             }

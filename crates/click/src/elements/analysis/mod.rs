@@ -2,16 +2,20 @@
 
 use crate::element::ClassSpec;
 
+pub mod adjusttimestamp;
 pub mod aggregatecounter;
 pub mod aggregateip;
 pub mod aggregateipflows;
 pub mod ipfixexport;
+pub mod settimestampdelta;
 pub mod timefilter;
 
 pub static SPECS: &[&ClassSpec] = &[
+    &adjusttimestamp::SPEC,
     &aggregatecounter::SPEC,
     &aggregateip::SPEC,
     &aggregateipflows::SPEC,
     &ipfixexport::SPEC,
+    &settimestampdelta::SPEC,
     &timefilter::SPEC,
 ];

@@ -4,6 +4,7 @@
 use crate::element::ClassSpec;
 
 pub mod addressinfo;
+pub mod align;
 pub mod alignmentinfo;
 pub mod averagecounter;
 pub mod bypass;
@@ -15,6 +16,10 @@ pub mod discard;
 pub mod hub;
 pub mod idle;
 pub mod infinitesource;
+pub mod inputswitch;
+pub mod linkunqueue;
+pub mod markmacheader;
+pub mod message;
 pub mod meter;
 pub mod null;
 pub mod pad;
@@ -46,12 +51,21 @@ pub mod tee;
 pub mod timedsink;
 pub mod timedsource;
 pub mod timedunqueue;
+pub mod timertest;
 pub mod timesortedsched;
+pub mod tokenbuckettest;
 pub mod truncate;
 pub mod unqueue;
 
 pub static SPECS: &[&ClassSpec] = &[
     &addressinfo::SPEC,
+    &align::SPEC,
+    &inputswitch::SPEC,
+    &linkunqueue::SPEC,
+    &markmacheader::SPEC,
+    &timertest::SPEC,
+    &tokenbuckettest::SPEC,
+    &message::SPEC,
     &averagecounter::SPEC,
     &counter::SPEC,
     &delayshaper::SPEC,

@@ -122,7 +122,7 @@ impl Element for RatedSource {
 
     fn initialize(&mut self, cx: &Ctx) -> Result<(), String> {
         self.count = 0;
-        self.tb.set(1, cx.now());
+        self.tb.set(1);
         if cx.output_is_push(0) && self.active {
             cx.schedule_task();
         }
@@ -201,7 +201,7 @@ impl Element for RatedSource {
             "rate" => match handlers::parse_int(value) {
                 Some(r) if (0..=i64::from(u32::MAX)).contains(&r) => {
                     let r = r as u64;
-                    self.tb.assign(r, if r < 200 { 2 } else { r / 100 });
+                    self.tb.assign_adjust(r, if r < 200 { 2 } else { r / 100 });
                     Ok(())
                 }
                 _ => syntax(),
@@ -217,7 +217,7 @@ impl Element for RatedSource {
                 Some(v) => {
                     self.active = v;
                     if push && v && !cx.task_scheduled() {
-                        self.tb.set(1, cx.now());
+                        self.tb.set(1);
                         cx.schedule_task();
                     }
                     Ok(())
@@ -226,7 +226,7 @@ impl Element for RatedSource {
             },
             "reset" => {
                 self.count = 0;
-                self.tb.set(1, cx.now());
+                self.tb.set(1);
                 if push && self.active && !cx.task_scheduled() {
                     cx.schedule_task();
                 }

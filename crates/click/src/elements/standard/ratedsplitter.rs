@@ -85,8 +85,8 @@ impl Element for RatedSplitter {
         Ok(())
     }
 
-    fn initialize(&mut self, cx: &Ctx) -> Result<(), String> {
-        self.tb.set(self.tb.capacity, cx.now());
+    fn initialize(&mut self, _cx: &Ctx) -> Result<(), String> {
+        self.tb.set_full();
         Ok(())
     }
 

@@ -66,7 +66,7 @@ pub static SPEC: ClassSpec = ClassSpec {
     summary: "Pull-to-push converter at a packet rate.",
     description: "Pulls packets at RATE packets per second and pushes them out its output. \
 The rate is a token bucket whose capacity defaults to 20 milliseconds worth of tokens; it starts \
-empty. While the bucket is empty the element sleeps on a timer until the next token; while the \
+full. While the bucket is empty the element sleeps on a timer until the next token; while the \
 notifiers upstream say no packet can come it sleeps until one does.\n\nKeyword arguments:\n\n\
 - `RATE` (unsigned): packets per second. Mandatory.\n\
 - `BURST_DURATION` (time): the bucket holds RATE × BURST_DURATION tokens.\n\
@@ -118,7 +118,7 @@ impl Element for RatedUnqueue {
     }
 
     fn initialize(&mut self, cx: &Ctx) -> Result<(), String> {
-        self.tb.set(self.tb.capacity, cx.now());
+        self.tb.set_full();
         if self.active {
             cx.schedule_task();
         }

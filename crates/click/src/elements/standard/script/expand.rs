@@ -251,7 +251,7 @@ impl Script {
                 return match r {
                     Ok(v) => Some(v),
                     Err(m) => {
-                        e.nested(cx, &format!("While calling '{}':", hname), &m);
+                        e.nested(cx, &calling(&hname, &param), &m);
                         Some(String::new())
                     }
                 };
@@ -282,7 +282,7 @@ impl Script {
                 None
             }
             Err(HandlerError::Failed(m)) => {
-                e.nested(cx, &format!("While calling '{}':", hname), &m);
+                e.nested(cx, &calling(&hname, &param), &m);
                 Some(String::new())
             }
             Err(err) => {
@@ -313,7 +313,7 @@ impl Script {
                 let mut v = value.clone();
                 let var = args::shift_word(&mut v);
                 if var.is_empty() {
-                    e.nested(cx, &format!("While calling '{}':", hname), "no variable");
+                    e.nested(cx, &calling(&hname, &value), "no variable");
                     self.write_status = -22;
                 } else {
                     let i = self.find_var(&var, true).unwrap_or(0);
@@ -332,7 +332,7 @@ impl Script {
                 e.error(cx, &format!("no '{}' write handler", hname))
             }
             Err(HandlerError::Failed(m)) => {
-                e.nested(cx, &format!("While calling '{}':", hname), &m);
+                e.nested(cx, &calling(&hname, &value), &m);
                 self.write_status = -22;
             }
             Err(err) => {
@@ -340,5 +340,15 @@ impl Script {
                 self.write_status = -16;
             }
         }
+    }
+}
+
+/// Click's context line for a handler call: `While calling 'NAME VALUE':`
+/// (HandlerCall::unparse).
+fn calling(hname: &str, value: &str) -> String {
+    if value.is_empty() {
+        format!("While calling '{}':", hname)
+    } else {
+        format!("While calling '{} {}':", hname, value)
     }
 }

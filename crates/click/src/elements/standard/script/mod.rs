@@ -295,7 +295,7 @@ impl Element for Script {
 
     fn run_task(&mut self, cx: &Ctx) -> bool {
         if self.ty == Ty::Driver && cx.runcount() <= 0 {
-            let mut e = Errh::new(cx);
+            let mut e = Errh::bare();
             self.step(1, Step::Router, 0, cx, &mut e);
             if cx.runcount() <= 0 {
                 cx.stop_router();

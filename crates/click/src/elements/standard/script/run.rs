@@ -28,9 +28,11 @@ pub(super) enum Step {
     Jump,
 }
 
-/// Errors reported while the script runs, under Click's context line.
+/// Errors reported while the script runs, under Click's context line
+/// (none when the driver steps it: Click's `step router` write reports to
+/// the plain error handler).
 pub(super) struct Errh {
-    context: String,
+    context: Option<String>,
     shown: bool,
     count: usize,
 }
@@ -38,29 +40,43 @@ pub(super) struct Errh {
 impl Errh {
     pub(super) fn new(cx: &Ctx) -> Errh {
         Errh {
-            context: format!("While executing '{}':", cx.declaration()),
+            context: Some(format!("While executing '{}':", cx.declaration())),
             shown: false,
             count: 0,
         }
     }
-    pub(super) fn error(&mut self, cx: &Ctx, msg: &str) {
-        if !self.shown {
-            cx.error_line(&self.context);
-            self.shown = true;
+    /// Errors without the `While executing` context.
+    pub(super) fn bare() -> Errh {
+        Errh {
+            context: None,
+            shown: false,
+            count: 0,
         }
+    }
+    fn indent(&mut self, cx: &Ctx) -> &'static str {
+        match &self.context {
+            Some(c) => {
+                if !self.shown {
+                    cx.error_line(c);
+                    self.shown = true;
+                }
+                "  "
+            }
+            None => "",
+        }
+    }
+    pub(super) fn error(&mut self, cx: &Ctx, msg: &str) {
+        let ind = self.indent(cx);
         for l in msg.lines() {
-            cx.error_line(&format!("  {}", l));
+            cx.error_line(&format!("{}{}", ind, l));
         }
         self.count += 1;
     }
     pub(super) fn nested(&mut self, cx: &Ctx, ctx: &str, msg: &str) {
-        if !self.shown {
-            cx.error_line(&self.context);
-            self.shown = true;
-        }
-        cx.error_line(&format!("  {}", ctx));
+        let ind = self.indent(cx);
+        cx.error_line(&format!("{}{}", ind, ctx));
         for l in msg.lines() {
-            cx.error_line(&format!("    {}", l));
+            cx.error_line(&format!("{}  {}", ind, l));
         }
         self.count += 1;
     }
