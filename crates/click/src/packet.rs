@@ -891,11 +891,14 @@ impl Packet {
             return;
         }
         let want = (self.data().as_ptr() as usize + delta) & 7;
+        // Moving the data writes the buffer: a packet sharing a source's
+        // data gets its own copy first.
+        self.unshare();
         if self.tailroom() < delta {
             self.grow(0, delta + 8);
         }
         let head = self.b.head as usize;
-        let base = self.b.mem.as_ptr() as usize;
+        let base = self.b.mem().as_ptr() as usize;
         // the first position at or after head + 1 with the wanted alignment
         let mut to = head + 1;
         while (base + to) & 7 != want {
@@ -903,7 +906,7 @@ impl Packet {
         }
         let by = to - head;
         let (h, t) = (head, self.b.tail as usize);
-        self.b.mem.copy_within(h..t, h + by);
+        self.b.mem_mut().copy_within(h..t, h + by);
         let shift = |o: u32| if o == NO_HEADER { o } else { o + by as u32 };
         self.b.mac = shift(self.b.mac);
         self.b.nh = shift(self.b.nh);
