@@ -310,25 +310,13 @@ impl Consumer {
     /// index or length is corruption (counted in `bad_frames` too): `f` is
     /// not called.
     pub fn pop(&mut self, f: impl FnOnce(&[u8])) -> Result<bool, RingError> {
-        if self.available()? == 0 {
-            return Ok(false);
-        }
-        let slot = self.v.slot(self.tail);
-        let idx = slot.buf_idx.load(Ordering::Relaxed);
-        let lf = slot.len_flags.load(Ordering::Relaxed);
-        self.tail = self.tail.wrapping_add(1);
-        let len = (lf & 0xFFFF) as usize;
-        let buf = self.v.buf(idx)?;
-        if len > self.v.buf_size as usize {
-            self.bad_frames += 1;
-            return Err(RingError::Corrupt("slot length exceeds the buffer size"));
-        }
-        // SAFETY: the buffer index and length were checked against the pool.
-        // The peer may still scribble over the bytes while we read them; that
-        // only changes the frame's contents, never its bounds.
-        let data = unsafe { core::slice::from_raw_parts(buf as *const u8, len) };
-        f(data);
-        Ok(true)
+        let mut f = Some(f);
+        self.pop_batch(1, |d| {
+            if let Some(f) = f.take() {
+                f(d)
+            }
+        })
+        .map(|n| n == 1)
     }
 
     /// Hands up to `max` frames to `f`, reading the producer's head once.

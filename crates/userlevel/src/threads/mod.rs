@@ -9,7 +9,8 @@
 //!   mailed there and answered between that thread's task runs; the caller
 //!   serves its own mail while it waits, so two threads calling each other
 //!   cannot deadlock.
-//! * **Termination.** `work` counts busy threads plus packets in links. A
+//! * **Termination.** `work` counts busy threads, packets in links and
+//!   wake-ups in flight (credits in the doorbell word). A
 //!   thread with no tasks, timers or holders leaves the count and sleeps;
 //!   whoever brings the count to zero ends the run (Click's driver ends
 //!   when nothing is left to do; with threads that means on every thread).
@@ -32,8 +33,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::os::fd::AsRawFd;
 use std::rc::Rc;
 use std::sync::atomic::{
-    fence, AtomicBool, AtomicI32, AtomicIsize, AtomicU32, AtomicU64, AtomicU8, AtomicUsize,
-    Ordering,
+    fence, AtomicBool, AtomicI32, AtomicIsize, AtomicU64, AtomicU8, AtomicUsize, Ordering,
 };
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -48,6 +48,8 @@ const DRIVER_MANAGER: u32 = 8;
 const STOP: u32 = 16;
 const STATE: u32 = 32;
 const ROOM: u32 = 64;
+/// One wake-up credit in a doorbell word.
+const CREDIT: u64 = 1 << 32;
 
 /// Slots in a cross-thread link's ring.
 pub const LINK_CAPACITY: usize = 1024;
@@ -59,7 +61,10 @@ const MAIL_TIMEOUT: Duration = Duration::from_secs(10);
 /// A thread's doorbell.
 struct Bell {
     fd: EventFd,
-    pending: AtomicU32,
+    /// Pending flags (low 32 bits) and wake-ups that carry work (high 32
+    /// bits, see [`Shared::ring_with_work`]): one word, so a thread takes
+    /// a credit only with its flag.
+    pending: AtomicU64,
     sleeping: AtomicBool,
 }
 
@@ -67,23 +72,43 @@ impl Bell {
     fn new() -> std::io::Result<Bell> {
         Ok(Bell {
             fd: clickos_sys::eventfd()?,
-            pending: AtomicU32::new(0),
+            pending: AtomicU64::new(0),
             sleeping: AtomicBool::new(false),
         })
     }
 
     fn ring(&self, flags: u32) {
-        self.pending.fetch_or(flags, Ordering::SeqCst);
+        self.pending.fetch_or(u64::from(flags), Ordering::SeqCst);
+        self.wake();
+    }
+
+    /// Rings with a credit: the flag and the credit land together.
+    fn ring_credited(&self, flags: u32) {
+        let _ = self
+            .pending
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |p| {
+                Some((p | u64::from(flags)) + CREDIT)
+            });
+        self.wake();
+    }
+
+    fn wake(&self) {
         if self.sleeping.load(Ordering::SeqCst) {
             clickos_sys::signal(&self.fd);
         }
     }
 
-    fn take(&self) -> u32 {
+    /// Takes the pending flags and credits.
+    fn take(&self) -> (u32, isize) {
         if self.pending.load(Ordering::Relaxed) == 0 {
-            return 0;
+            return (0, 0);
         }
-        self.pending.swap(0, Ordering::SeqCst)
+        let p = self.pending.swap(0, Ordering::SeqCst);
+        (p as u32, (p / CREDIT) as isize)
+    }
+
+    fn is_pending(&self) -> bool {
+        self.pending.load(Ordering::SeqCst) != 0
     }
 
     /// Marks the thread asleep; false (and awake) if a flag is up. It
@@ -228,9 +253,6 @@ pub struct Shared {
     /// Busy threads plus packets in links plus wake-ups in flight (see
     /// the module docs).
     work: AtomicIsize,
-    /// Wake-ups in flight to each thread, counted in `work` until the
-    /// thread takes them.
-    credits: Vec<AtomicIsize>,
     panics: Mutex<Vec<String>>,
     depot: Arc<Depot>,
 }
@@ -239,10 +261,16 @@ impl Shared {
     /// Rings thread `t` with work for it (a driver-manager request, room in
     /// a link): counted as work until `t` takes it, so the run cannot end
     /// while the wake-up is on its way.
+    ///
+    /// The count goes up first (the ringer is busy meanwhile, so the run
+    /// cannot end in between); the credit rides in the doorbell word with
+    /// its flag, so `t` releases it exactly when it takes the flag. (With
+    /// the credit beside the word, `t` could release a credit whose flag
+    /// had not landed yet, go idle, and end the run under a sleeping
+    /// source that flag was about to wake.)
     fn ring_with_work(&self, t: usize, flags: u32) {
-        self.credits[t].fetch_add(1, Ordering::SeqCst);
         self.work.fetch_add(1, Ordering::SeqCst);
-        self.bells[t].ring(flags);
+        self.bells[t].ring_credited(flags);
     }
 
     fn ring_all(&self, flags: u32) {
@@ -276,8 +304,19 @@ impl ThreadCtx {
         &self.shared.bells[self.me]
     }
 
+    /// Takes the doorbell's flags (with those a handler call's wait put
+    /// aside) and releases their credits: the caller is busy, so the run
+    /// keeps counting it until the flags are dealt with.
     fn take_flags(&self) -> u32 {
-        self.deferred.take() | self.bell().take()
+        self.deferred.take() | self.take_bell()
+    }
+
+    fn take_bell(&self) -> u32 {
+        let (f, c) = self.bell().take();
+        if c != 0 {
+            self.shared.work.fetch_sub(c, Ordering::SeqCst);
+        }
+        f
     }
 
     /// Answers the handler calls other threads mailed here.
@@ -310,7 +349,7 @@ impl ThreadCtx {
     /// (checked after each wake-up). Other flags are kept for the loop.
     fn wait_serving(&self, core: Option<&Core>, mut done: impl FnMut() -> bool) {
         loop {
-            let f = self.bell().take();
+            let f = self.take_bell();
             self.deferred
                 .set(self.deferred.get() | (f & !(MAIL | REPLY)));
             self.serve_mail(core);
@@ -352,8 +391,18 @@ impl ThreadCtx {
         })
     }
 
-    /// Leaves the work count; true if that ended the whole run.
+    /// Leaves the work count before sleeping, unless flags wait to be
+    /// dealt with (then the loop comes round again); true if that ended
+    /// the whole run.
     fn go_idle(&self) -> bool {
+        if self.deferred.get() != 0 || self.bell().is_pending() {
+            return false;
+        }
+        self.leave()
+    }
+
+    /// Leaves the work count for good (the loop is over).
+    fn leave(&self) -> bool {
         if self.idle.replace(true) {
             return false;
         }
@@ -617,14 +666,8 @@ impl LoopHooks for Hooks {
     fn check(&self, router: &Router) -> bool {
         let ctx = &self.ctx;
         ctx.go_busy();
+        // now busy: this thread holds the wake-ups it was sent
         let f = ctx.take_flags();
-        if f != 0 {
-            // now busy, this thread holds the wake-ups it was sent
-            let c = ctx.shared.credits[ctx.me].swap(0, Ordering::SeqCst);
-            if c != 0 {
-                ctx.shared.work.fetch_sub(c, Ordering::SeqCst);
-            }
-        }
         if f == 0 {
             return !ctx.shared.stop_all.load(Ordering::Relaxed);
         }
@@ -658,7 +701,7 @@ impl LoopHooks for Hooks {
 
     fn stopped(&self, _router: &Router) {
         if self.ctx.shared.replicate {
-            self.ctx.go_idle();
+            self.ctx.leave();
         } else {
             self.ctx.shared.stop_everything();
         }
@@ -778,7 +821,6 @@ pub fn start(
         runcount: AtomicI32::new(1),
         driver_manager: Mutex::new(None),
         work: AtomicIsize::new(n as isize),
-        credits: (0..n).map(|_| AtomicIsize::new(0)).collect(),
         panics: Mutex::new(Vec::new()),
         depot: Arc::new(Depot {
             bufs: Mutex::new(Vec::new()),
@@ -998,7 +1040,7 @@ fn worker(
         if runloop::interrupted() {
             shared.stop_everything();
         }
-        ctx.go_idle();
+        ctx.leave();
         shared.finished.fetch_add(1, Ordering::SeqCst);
         guard.counted = true;
         shared.bells[0].ring(STATE);
@@ -1021,7 +1063,7 @@ impl Running {
         if runloop::interrupted() {
             sh.stop_everything();
         }
-        self.ctx.go_idle();
+        self.ctx.leave();
         sh.finished.fetch_add(1, Ordering::SeqCst);
         self.ctx.wait_serving(Some(self.router.core()), || {
             sh.finished.load(Ordering::SeqCst) >= sh.nthreads
