@@ -1,0 +1,782 @@
+//! Flows, their hash tables and Click's two expiry heaps ([`FlowSet`]).
+
+use super::*;
+use alloc::format;
+use alloc::rc::Rc;
+use alloc::string::String;
+use alloc::vec::Vec;
+use click_wire::checksum_delta;
+use core::cell::RefCell;
+
+// Flows, tables, heaps
+
+/// One direction of a flow, as a hash-table entry.
+#[derive(Clone, Copy, Debug)]
+pub struct Entry {
+    pub key: FlowId,
+    next: u32,
+}
+
+/// Which rewriter class a table member is: decides lookups, the header
+/// rewrite and the timeouts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Ip,
+    Tcp,
+    Udp,
+    IpAddr,
+    IpAddrPair,
+    IcmpPing,
+}
+
+/// TCP sequence-number delta transitions (TCPRewriter's, which
+/// FTPPortMapper requests): from `trigger` on, add `delta`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SeqDelta {
+    pub trigger: u32,
+    pub delta: i32,
+}
+
+/// A mapping: both directions, outputs, checksum deltas, expiry.
+#[derive(Clone, Debug)]
+pub struct Flow {
+    pub e: [Entry; 2],
+    pub out: [u16; 2],
+    pub ip_delta: u16,
+    pub udp_delta: u16,
+    /// Expiry, in milliseconds (Click's jiffies at CLICK_HZ 1000).
+    pub expiry: i64,
+    place: u32,
+    pub ip_p: u8,
+    pub tflags: u8,
+    pub guaranteed: bool,
+    pub reply_anno: u8,
+    pub member: u16,
+    pub input: u16,
+    pub mapid: u8,
+    live: bool,
+    /// Per direction: sequence-number delta transitions, oldest first.
+    pub seq: [Vec<SeqDelta>; 2],
+    /// The CGNAT bindings this flow holds (released when it goes), or
+    /// [`NIL`].
+    pub cgn: [u32; 2],
+}
+
+/// TCP state bits in `tflags` (Click's TCPFlow).
+pub const S_FORWARD_DONE: u8 = 1;
+pub const S_BOTH_DONE: u8 = 3;
+pub const S_FORWARD_DATA: u8 = 4;
+pub const S_BOTH_DATA: u8 = 12;
+
+impl Flow {
+    pub fn both_done(&self) -> bool {
+        self.tflags & S_BOTH_DONE == S_BOTH_DONE
+    }
+    pub fn both_data(&self) -> bool {
+        self.tflags & S_BOTH_DATA == S_BOTH_DATA
+    }
+    /// UDP: at least three packets, at least one a reply.
+    pub fn streaming(&self) -> bool {
+        self.tflags > 6
+    }
+    pub fn expired(&self, now: i64) -> bool {
+        now >= self.expiry
+    }
+    /// The flow ID a packet of direction `dir` is rewritten to.
+    pub fn rewritten(&self, dir: usize) -> FlowId {
+        self.e[1 - dir].key.reverse()
+    }
+}
+
+#[inline]
+pub fn eref_flow(r: u32) -> usize {
+    (r >> 1) as usize
+}
+#[inline]
+pub fn eref_dir(r: u32) -> usize {
+    (r & 1) as usize
+}
+
+/// A hash table of entries chained through the flows (Click's
+/// HashContainer<IPRewriterEntry>).
+#[derive(Clone, Debug, Default)]
+pub struct Map {
+    buckets: Vec<u32>,
+    len: usize,
+}
+
+impl Map {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    #[inline]
+    fn bucket(&self, key: &FlowId) -> usize {
+        key.hash() as usize & (self.buckets.len() - 1)
+    }
+    /// The entry for `key`, or [`NIL`].
+    #[inline]
+    pub fn get(&self, key: &FlowId, flows: &[Flow]) -> u32 {
+        if self.buckets.is_empty() {
+            return NIL;
+        }
+        let mut r = self.buckets[self.bucket(key)];
+        while r != NIL {
+            let e = &flows[eref_flow(r)].e[eref_dir(r)];
+            if e.key == *key {
+                return r;
+            }
+            r = e.next;
+        }
+        NIL
+    }
+    fn grow(&mut self, flows: &mut [Flow]) {
+        let n = (self.buckets.len() * 2).max(16);
+        let old = core::mem::replace(&mut self.buckets, alloc::vec![NIL; n]);
+        for mut r in old {
+            while r != NIL {
+                let next = flows[eref_flow(r)].e[eref_dir(r)].next;
+                let b = self.bucket(&flows[eref_flow(r)].e[eref_dir(r)].key);
+                flows[eref_flow(r)].e[eref_dir(r)].next = self.buckets[b];
+                self.buckets[b] = r;
+                r = next;
+            }
+        }
+    }
+    /// Inserts entry `r`, replacing (and returning) an entry with the same
+    /// key, as Click's `HashContainer::set`.
+    fn set(&mut self, r: u32, flows: &mut [Flow]) -> u32 {
+        if self.len + 1 > self.buckets.len() * 2 {
+            self.grow(flows);
+        }
+        let key = flows[eref_flow(r)].e[eref_dir(r)].key;
+        let b = self.bucket(&key);
+        let mut prev = NIL;
+        let mut cur = self.buckets[b];
+        while cur != NIL {
+            let e = flows[eref_flow(cur)].e[eref_dir(cur)];
+            if e.key == key {
+                flows[eref_flow(r)].e[eref_dir(r)].next = e.next;
+                if prev == NIL {
+                    self.buckets[b] = r;
+                } else {
+                    flows[eref_flow(prev)].e[eref_dir(prev)].next = r;
+                }
+                return cur;
+            }
+            prev = cur;
+            cur = e.next;
+        }
+        flows[eref_flow(r)].e[eref_dir(r)].next = self.buckets[b];
+        self.buckets[b] = r;
+        self.len += 1;
+        NIL
+    }
+    /// Removes entry `r` if it is in the table (an entry another flow
+    /// replaced is not).
+    fn remove(&mut self, r: u32, flows: &mut [Flow]) -> bool {
+        if self.buckets.is_empty() {
+            return false;
+        }
+        let b = self.bucket(&flows[eref_flow(r)].e[eref_dir(r)].key);
+        let mut prev = NIL;
+        let mut cur = self.buckets[b];
+        while cur != NIL {
+            let next = flows[eref_flow(cur)].e[eref_dir(cur)].next;
+            if cur == r {
+                if prev == NIL {
+                    self.buckets[b] = next;
+                } else {
+                    flows[eref_flow(prev)].e[eref_dir(prev)].next = next;
+                }
+                self.len -= 1;
+                return true;
+            }
+            prev = cur;
+            cur = next;
+        }
+        false
+    }
+    /// Every entry, in table order.
+    pub fn entries(&self, flows: &[Flow]) -> Vec<u32> {
+        let mut v = Vec::with_capacity(self.len);
+        for &b in &self.buckets {
+            let mut r = b;
+            while r != NIL {
+                v.push(r);
+                r = flows[eref_flow(r)].e[eref_dir(r)].next;
+            }
+        }
+        v
+    }
+    fn clear(&mut self) {
+        self.buckets.iter_mut().for_each(|b| *b = NIL);
+        self.len = 0;
+    }
+}
+
+/// Timeouts of one rewriter, in milliseconds.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Timeouts {
+    /// Best-effort timeout: TCP_NODATA_TIMEOUT for TCP, UDP's TIMEOUT for
+    /// UDPRewriter, TIMEOUT for the others.
+    pub timeout: i64,
+    /// GUARANTEE (TCP_GUARANTEE).
+    pub guarantee: i64,
+    pub tcp_data: i64,
+    pub tcp_done: i64,
+    /// IPRewriter's UDP_TIMEOUT and UDP_GUARANTEE.
+    pub udp_timeout: i64,
+    pub udp_guarantee: i64,
+    /// UDP_STREAMING_TIMEOUT (IPRewriter, UDPRewriter).
+    pub udp_streaming: i64,
+}
+
+/// One rewriter's part of a flow set.
+#[derive(Clone, Debug)]
+pub struct Member {
+    /// The element's index in its router.
+    pub elem: usize,
+    pub kind: Kind,
+    /// Map 0 (IPRewriter's TCP map) and map 1 (IPRewriter's UDP map).
+    pub maps: [Map; 2],
+    pub inputs: Vec<Input>,
+    pub t: Timeouts,
+    /// Bit 0: set the destination annotation; bit 1: REPLY_ANNO, whose
+    /// offset is `annos >> 2`.
+    pub annos: u32,
+    pub noutputs: usize,
+}
+
+impl Member {
+    pub fn new(kind: Kind) -> Member {
+        Member {
+            elem: usize::MAX,
+            kind,
+            maps: [Map::default(), Map::default()],
+            inputs: Vec::new(),
+            t: Timeouts::default(),
+            annos: 1,
+            noutputs: 0,
+        }
+    }
+
+    /// The (best-effort timeout, guarantee) that apply to `f` now.
+    pub fn timeouts_for(&self, f: &Flow) -> (i64, i64) {
+        let t = &self.t;
+        match self.kind {
+            Kind::Ip | Kind::Tcp if f.ip_p == IP_PROTO_TCP => {
+                let to = if f.both_done() {
+                    t.tcp_done
+                } else if f.both_data() {
+                    t.tcp_data
+                } else {
+                    t.timeout
+                };
+                (to, t.guarantee)
+            }
+            Kind::Ip => (
+                if f.streaming() {
+                    t.udp_streaming
+                } else {
+                    t.udp_timeout
+                },
+                t.udp_guarantee,
+            ),
+            Kind::Udp => (
+                if f.streaming() {
+                    t.udp_streaming
+                } else {
+                    t.timeout
+                },
+                t.guarantee,
+            ),
+            _ => (t.timeout, t.guarantee),
+        }
+    }
+
+    /// Click's `get_entry` with `get_entry_reply`: the mapping (either
+    /// direction) for `flowid` of protocol `ip_p`, as ICMPRewriter asks.
+    pub fn get_entry(&self, ip_p: u8, flowid: &FlowId, flows: &[Flow]) -> u32 {
+        match self.kind {
+            Kind::Ip | Kind::Tcp | Kind::Udp => {
+                let mapid = match (self.kind, ip_p) {
+                    (Kind::Ip, IP_PROTO_TCP) => 0,
+                    (Kind::Ip, IP_PROTO_UDP) => 1,
+                    (Kind::Ip, _) => return NIL,
+                    _ => 0,
+                };
+                let r = self.maps[mapid].get(flowid, flows);
+                if r != NIL {
+                    let fp = flows[eref_flow(r)].ip_p;
+                    if ip_p != 0 && fp != 0 && fp != ip_p {
+                        return NIL;
+                    }
+                }
+                r
+            }
+            Kind::IpAddr => {
+                let r = self.maps[0].get(&FlowId::new(flowid.saddr, 0, 0, 0), flows);
+                if r != NIL {
+                    return r;
+                }
+                self.maps[0].get(&FlowId::new(0, 0, flowid.daddr, 0), flows)
+            }
+            Kind::IpAddrPair => {
+                self.maps[0].get(&FlowId::new(flowid.saddr, 0, flowid.daddr, 0), flows)
+            }
+            Kind::IcmpPing => {
+                if ip_p != IP_PROTO_ICMP {
+                    return NIL;
+                }
+                let f = FlowId::new(
+                    flowid.saddr,
+                    flowid.sport.wrapping_add(1),
+                    flowid.daddr,
+                    flowid.sport,
+                );
+                self.maps[0].get(&f, flows)
+            }
+        }
+    }
+}
+
+/// The flows of the rewriters sharing one MAPPING_CAPACITY (Click's
+/// IPRewriterHeap plus the flows it orders).
+#[derive(Debug)]
+pub struct FlowSet {
+    pub flows: Vec<Flow>,
+    free: Vec<u32>,
+    /// Click's heaps: 0 best-effort, 1 guaranteed; slab indices ordered by
+    /// expiry.
+    heaps: [Vec<u32>; 2],
+    pub capacity: i32,
+    pub members: Vec<Member>,
+    /// The latest time (ms) the set saw, for the CGNAT's deletion log.
+    pub now: i64,
+}
+
+impl Default for FlowSet {
+    fn default() -> Self {
+        FlowSet::new()
+    }
+}
+
+/// A flow set shared by the rewriters of one MAPPING_CAPACITY.
+pub type SharedFlowSet = Rc<RefCell<FlowSet>>;
+
+impl FlowSet {
+    pub fn new() -> FlowSet {
+        FlowSet {
+            flows: Vec::new(),
+            free: Vec::new(),
+            heaps: [Vec::new(), Vec::new()],
+            capacity: DEFAULT_CAPACITY,
+            members: Vec::new(),
+            now: 0,
+        }
+    }
+
+    /// Live flows (the `size` handler).
+    pub fn size(&self) -> usize {
+        self.heaps[0].len() + self.heaps[1].len()
+    }
+
+    /// The index of the member for element `elem`.
+    pub fn member_of(&self, elem: usize) -> Option<usize> {
+        self.members.iter().position(|m| m.elem == elem)
+    }
+
+    fn less(&self, a: u32, b: u32) -> bool {
+        self.flows[a as usize].expiry < self.flows[b as usize].expiry
+    }
+    fn set_place(&mut self, h: usize, pos: usize) {
+        let f = self.heaps[h][pos] as usize;
+        self.flows[f].place = pos as u32;
+    }
+    fn sift_up(&mut self, h: usize, mut pos: usize) -> usize {
+        let elt = self.heaps[h][pos];
+        while pos > 0 {
+            let parent = (pos - 1) / 2;
+            if !self.less(elt, self.heaps[h][parent]) {
+                break;
+            }
+            self.heaps[h][pos] = self.heaps[h][parent];
+            self.set_place(h, pos);
+            pos = parent;
+        }
+        self.heaps[h][pos] = elt;
+        self.set_place(h, pos);
+        pos
+    }
+    fn sift_down(&mut self, h: usize, mut pos: usize) {
+        let elt = self.heaps[h][pos];
+        let n = self.heaps[h].len();
+        loop {
+            let mut c = 2 * pos + 1;
+            if c >= n {
+                break;
+            }
+            if c + 1 < n && self.less(self.heaps[h][c + 1], self.heaps[h][c]) {
+                c += 1;
+            }
+            if !self.less(self.heaps[h][c], elt) {
+                break;
+            }
+            self.heaps[h][pos] = self.heaps[h][c];
+            self.set_place(h, pos);
+            pos = c;
+        }
+        self.heaps[h][pos] = elt;
+        self.set_place(h, pos);
+    }
+    fn heap_change(&mut self, h: usize, pos: usize) {
+        if self.sift_up(h, pos) == pos {
+            self.sift_down(h, pos);
+        }
+    }
+    fn heap_push(&mut self, h: usize, f: u32) {
+        self.heaps[h].push(f);
+        let n = self.heaps[h].len() - 1;
+        self.sift_up(h, n);
+    }
+    fn heap_remove(&mut self, h: usize, pos: usize) {
+        let last = self.heaps[h].len() - 1;
+        self.heaps[h].swap(pos, last);
+        self.heaps[h].pop();
+        if pos < last {
+            self.set_place(h, pos);
+            self.heap_change(h, pos);
+        }
+    }
+
+    /// Click's `change_expiry`.
+    pub fn change_expiry(&mut self, f: usize, guaranteed: bool, expiry: i64) {
+        let cur = self.flows[f].guaranteed as usize;
+        let place = self.flows[f].place as usize;
+        self.flows[f].expiry = expiry;
+        if self.flows[f].guaranteed != guaranteed {
+            self.heap_remove(cur, place);
+            self.flows[f].guaranteed = guaranteed;
+            self.heap_push(guaranteed as usize, f as u32);
+        } else {
+            self.heap_change(cur, place);
+        }
+    }
+
+    /// After a packet of flow `f`: a new guarantee, or the best-effort
+    /// timeout when the rewriter gives none.
+    pub fn refresh(&mut self, f: usize, now: i64) {
+        let m = self.flows[f].member as usize;
+        let (to, g) = self.members[m].timeouts_for(&self.flows[f]);
+        if g != 0 {
+            self.change_expiry(f, true, now + g);
+        } else {
+            self.change_expiry(f, false, now + to);
+        }
+    }
+
+    /// When a guaranteed flow's guarantee runs out, it expires this much
+    /// later (Click's `best_effort_expiry`).
+    pub fn best_effort_expiry(&self, f: usize) -> i64 {
+        let fl = &self.flows[f];
+        let (to, g) = self.members[fl.member as usize].timeouts_for(fl);
+        fl.expiry + to - g
+    }
+
+    /// Removes flow `f` from its tables and heap (Click's
+    /// `IPRewriterFlow::destroy`).
+    pub fn destroy(&mut self, f: usize) {
+        if !self.flows[f].live {
+            return;
+        }
+        let h = self.flows[f].guaranteed as usize;
+        let place = self.flows[f].place as usize;
+        if self.heaps[h].get(place) == Some(&(f as u32)) {
+            self.heap_remove(h, place);
+        }
+        self.unmap(f);
+        let fl = &self.flows[f];
+        let (m, i) = (fl.member as usize, fl.input as usize);
+        let cgn = core::mem::replace(&mut self.flows[f].cgn, [NIL, NIL]);
+        if let Some(is) = self.members[m].inputs.get_mut(i) {
+            is.count = is.count.saturating_sub(1);
+            if cgn[0] != NIL {
+                if let InputKind::Mapper(_, Some(mapper)) = &is.kind {
+                    mapper.borrow_mut().release(cgn, self.now);
+                }
+            }
+        }
+        self.release(f);
+    }
+
+    fn unmap(&mut self, f: usize) {
+        let m = self.flows[f].member as usize;
+        let mapid = self.flows[f].mapid as usize;
+        let mut map = core::mem::take(&mut self.members[m].maps[mapid]);
+        map.remove((f as u32) << 1, &mut self.flows);
+        map.remove(((f as u32) << 1) | 1, &mut self.flows);
+        self.members[m].maps[mapid] = map;
+    }
+
+    fn release(&mut self, f: usize) {
+        self.flows[f].live = false;
+        self.flows[f].seq[0].clear();
+        self.flows[f].seq[1].clear();
+        self.free.push(f as u32);
+    }
+
+    /// Moves flows whose guarantee ran out to the best-effort heap.
+    fn shift_best_effort(&mut self, now: i64) {
+        while let Some(&top) = self.heaps[1].first() {
+            let f = top as usize;
+            if !self.flows[f].expired(now) {
+                break;
+            }
+            let e = self.best_effort_expiry(f);
+            self.change_expiry(f, false, e);
+        }
+    }
+
+    /// Makes room for new flow `f`: evicts the best-effort flow that
+    /// expires first, or `f` itself when every flow is guaranteed
+    /// (admission control). Returns whether `f` was the one.
+    fn shrink_for_new_flow(&mut self, f: usize, now: i64) -> bool {
+        self.shift_best_effort(now);
+        let dead = match self.heaps[0].first() {
+            Some(&d) => d as usize,
+            None => f,
+        };
+        self.destroy(dead);
+        dead == f
+    }
+
+    /// Click's `shrink_heap`: drops expired flows, then the flows over
+    /// capacity (all of them with `clear_all`).
+    pub fn shrink(&mut self, clear_all: bool, now: i64) {
+        self.now = self.now.max(now);
+        self.shift_best_effort(now);
+        while let Some(&top) = self.heaps[0].first() {
+            if !self.flows[top as usize].expired(now) {
+                break;
+            }
+            self.destroy(top as usize);
+        }
+        let cap = if clear_all {
+            0
+        } else {
+            self.capacity.max(0) as usize
+        };
+        while self.size() > cap {
+            let h = self.heaps[0].is_empty() as usize;
+            let dead = self.heaps[h][0] as usize;
+            self.destroy(dead);
+        }
+    }
+
+    /// Destroys every flow input `input` of member `m` created (a pattern
+    /// handler write).
+    pub fn destroy_input_flows(&mut self, m: usize, input: usize) {
+        let victims: Vec<usize> = (0..self.flows.len())
+            .filter(|&f| {
+                let fl = &self.flows[f];
+                fl.live && fl.member as usize == m && fl.input as usize == input
+            })
+            .collect();
+        for f in victims {
+            self.destroy(f);
+        }
+    }
+
+    fn alloc(&mut self) -> usize {
+        if let Some(f) = self.free.pop() {
+            return f as usize;
+        }
+        let e = Entry {
+            key: FlowId::default(),
+            next: NIL,
+        };
+        self.flows.push(Flow {
+            e: [e, e],
+            out: [0, 0],
+            ip_delta: 0,
+            udp_delta: 0,
+            expiry: 0,
+            place: 0,
+            ip_p: 0,
+            tflags: 0,
+            guaranteed: false,
+            reply_anno: 0,
+            member: 0,
+            input: 0,
+            mapid: 0,
+            live: false,
+            seq: [Vec::new(), Vec::new()],
+            cgn: [NIL, NIL],
+        });
+        self.flows.len() - 1
+    }
+
+    /// Creates and stores the flow `flowid` => `rewritten` for input
+    /// `input` of member `m` (Click's `add_flow` and `store_flow`): the
+    /// forward entry, or [`NIL`] when the outputs are out of range or the
+    /// set is full of guaranteed flows (a mapping failure).
+    #[allow(clippy::too_many_arguments)]
+    pub fn add_flow(
+        &mut self,
+        m: usize,
+        input: usize,
+        mapid: usize,
+        ip_p: u8,
+        flowid: &FlowId,
+        rewritten: &FlowId,
+        now: i64,
+    ) -> u32 {
+        let Some(is) = self.members[m].inputs.get(input) else {
+            return NIL;
+        };
+        let (fo, ro) = (is.foutput, is.routput);
+        let nout = self.members[m].noutputs;
+        if fo < 0 || fo as usize >= nout || ro < 0 || ro as usize >= nout {
+            return NIL;
+        }
+        self.now = self.now.max(now);
+        let f = self.alloc();
+        let (ow, nw) = (flowid.words(), rewritten.words());
+        let ip_delta = checksum_delta(&ow[..4], &nw[..4]);
+        let udp_delta = if self.members[m].kind == Kind::IcmpPing {
+            checksum_delta(&ow[4..5], &nw[4..5])
+        } else {
+            checksum_delta(&ow, &nw)
+        };
+        {
+            let fl = &mut self.flows[f];
+            fl.e[0] = Entry {
+                key: *flowid,
+                next: NIL,
+            };
+            fl.e[1] = Entry {
+                key: rewritten.reverse(),
+                next: NIL,
+            };
+            fl.out = [fo as u16, ro as u16];
+            fl.ip_delta = ip_delta;
+            fl.udp_delta = udp_delta;
+            fl.ip_p = ip_p;
+            fl.tflags = 0;
+            fl.reply_anno = 0;
+            fl.member = m as u16;
+            fl.input = input as u16;
+            fl.mapid = mapid as u8;
+            fl.live = true;
+            fl.cgn = [NIL, NIL];
+        }
+        let (to, g) = self.members[m].timeouts_for(&self.flows[f]);
+        self.flows[f].guaranteed = g != 0;
+        self.flows[f].expiry = now + if g != 0 { g } else { to };
+        let fwd = (f as u32) << 1;
+        let mut map = core::mem::take(&mut self.members[m].maps[mapid]);
+        map.set(fwd, &mut self.flows);
+        let old = map.set(fwd | 1, &mut self.flows);
+        self.members[m].maps[mapid] = map;
+        if old != NIL && eref_flow(old) != f {
+            // a reply flow ID only one flow can own
+            self.destroy(eref_flow(old));
+        }
+        let h = self.flows[f].guaranteed as usize;
+        self.heap_push(h, f as u32);
+        self.members[m].inputs[input].count += 1;
+        if self.size() > self.capacity.max(0) as usize && self.shrink_for_new_flow(f, now) {
+            self.members[m].inputs[input].failures += 1;
+            return NIL;
+        }
+        fwd
+    }
+
+    /// One line of a table dump (Click's `unparse` and `unparse_ports`).
+    pub fn unparse_entry(&self, r: u32, now: i64, names: &dyn Fn(usize) -> String) -> String {
+        let f = &self.flows[eref_flow(r)];
+        let dir = eref_dir(r);
+        let m = &self.members[f.member as usize];
+        let key = f.e[dir].key;
+        let rw = f.rewritten(dir);
+        let mut s = match m.kind {
+            Kind::IpAddr => format!("{} => {}", key.src(), f.e[1 - dir].key.dst()),
+            Kind::IpAddrPair => format!(
+                "({}, {}) => ({}, {})",
+                key.src(),
+                key.dst(),
+                f.e[1 - dir].key.dst(),
+                f.e[1 - dir].key.src()
+            ),
+            Kind::IcmpPing => format!(
+                "({}, {}, {}) => ({}, {}, {})",
+                key.src(),
+                key.dst(),
+                key.sport,
+                rw.src(),
+                rw.dst(),
+                rw.sport
+            ),
+            _ => {
+                let mut s = format!("{key} => {rw}");
+                if let Some(d) = f.seq[dir].last().filter(|d| d.delta != 0) {
+                    let sign = if d.delta > 0 { "+" } else { "" };
+                    s.push_str(&format!(" seq {sign}{}", d.delta));
+                }
+                s
+            }
+        };
+        let _ = names;
+        let expiry = if f.guaranteed {
+            self.best_effort_expiry(eref_flow(r))
+        } else {
+            f.expiry
+        };
+        // Click's unsigned jiffies arithmetic
+        let secs = ((expiry + 500 - now) as u32) / 1000;
+        s.push_str(&format!(
+            " [{}{} {}{}] i{} exp{}",
+            if dir == 0 { "*" } else { "" },
+            f.out[0],
+            if dir == 1 { "*" } else { "" },
+            f.out[1],
+            f.input,
+            secs
+        ));
+        s
+    }
+
+    /// Moves every flow of `from` (member `fm`) into this set as member
+    /// `m`'s (hot reconfiguration). Both sets must hold only that member.
+    pub fn take_flows(&mut self, m: usize, from: &mut FlowSet, fm: usize) {
+        core::mem::swap(&mut self.flows, &mut from.flows);
+        core::mem::swap(&mut self.free, &mut from.free);
+        core::mem::swap(&mut self.heaps, &mut from.heaps);
+        core::mem::swap(&mut self.members[m].maps, &mut from.members[fm].maps);
+        for f in self.flows.iter_mut() {
+            f.member = m as u16;
+        }
+        let n = self.members[m]
+            .inputs
+            .len()
+            .min(from.members[fm].inputs.len());
+        for i in 0..n {
+            self.members[m].inputs[i].count = from.members[fm].inputs[i].count;
+            self.members[m].inputs[i].failures = from.members[fm].inputs[i].failures;
+        }
+        for is in from.members[fm].inputs.iter_mut() {
+            is.count = 0;
+        }
+        for map in from.members[fm].maps.iter_mut() {
+            map.clear();
+        }
+    }
+}
+
+/// The jiffies (milliseconds) of a timestamp.
+pub fn jiffies(t: crate::time::Timestamp) -> i64 {
+    t.nsec().div_euclid(1_000_000)
+}
