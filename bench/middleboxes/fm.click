@@ -14,7 +14,7 @@ to0 :: Discard;
 export :: UDPIPEncap($SRC, $CPORT, $COLLECTOR, $CPORT)
   -> EtherEncap(0x0800, $SRCMAC, $COLLECTOR_MAC) -> exported :: Discard;
 
-InfiniteSource(DATA $DATA, LIMIT $N, BURST 32, STOP true) -> c0 :: Classifier(12/0800, -);
+src :: InfiniteSource(DATA $DATA, LIMIT $N, BURST 32, STOP true) -> c0 :: Classifier(12/0800, -);
 c0[0] -> MarkIPHeader(14)
   -> fx0 :: IPFIXExport(OBSERVATION_DOMAIN 0, INACTIVE_TIMEOUT $INACTIVE, ACTIVE_TIMEOUT $ACTIVE)
   -> to1;

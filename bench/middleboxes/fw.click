@@ -9,7 +9,7 @@ define($N 1000000, $DATA \<020000000002020000000a0108004500003200004000401126b90
 to_in :: Discard;
 to_out :: Discard;
 
-InfiniteSource(DATA $DATA, LIMIT $N, BURST 32, STOP true) -> cl :: Classifier(12/0806, 12/0800, -);
+src :: InfiniteSource(DATA $DATA, LIMIT $N, BURST 32, STOP true) -> cl :: Classifier(12/0806, 12/0800, -);
 cl[0] -> to_in;
 cl[1] -> CheckIPHeader(OFFSET 14)
   -> fw :: IPFilter(allow icmp type echo,

@@ -6,7 +6,7 @@
 //   clickos run bench/middleboxes/ids-rules.click RULES=/tmp/r.rules N=1000000 -h out1.count -h ids.rule_count
 define($N 1000000, $DATA \<020000000002020000000a0108004500003200004000400626c40a0000010a0000029c400050000003e8000007d05018ffff54cc0000474554202f696e646578>, $RULES /dev/null)
 
-InfiniteSource(DATA $DATA, LIMIT $N, BURST 32, STOP true)
+src :: InfiniteSource(DATA $DATA, LIMIT $N, BURST 32, STOP true)
   -> c :: Classifier(12/0800, -);
 c[0] -> MarkIPHeader(14) -> ids :: SnortIDS(FILE $RULES, CONSOLE false) -> out1 :: Discard;
 ids[1] -> dropped :: Counter -> Discard;

@@ -20,5 +20,5 @@ elementclass Inspect {
   c[1] -> output;
 }
 
-InfiniteSource(DATA $DATA, LIMIT $N, BURST 32, STOP true) -> ids0 :: Inspect -> out1 :: Discard;
+src :: InfiniteSource(DATA $DATA, LIMIT $N, BURST 32, STOP true) -> ids0 :: Inspect -> out1 :: Discard;
 Idle -> ids1 :: Inspect -> out0 :: Discard;
