@@ -6,8 +6,9 @@
 // Configure-Request and Configure-Ack, IPCP Configure-Request and
 // Configure-Ack, 10 ms apart; then N session frames of DATA: UDP from
 // 100.64.0.2 to 198.18.0.10, beyond the gateway), so PPPoEServer has
-// COOKIE false (a PADR without a PADI's cookie); Idle stands in for FromDevice($DEV1), Discard
-// for each Queue -> ToDevice; the uplink's gateway is put in aq's table.
+// COOKIE false (a PADR without a PADI's cookie); Idle stands in for
+// FromDevice($DEV1), Discard for each Queue -> ToDevice; the uplink's
+// gateway is put in aq's table.
 //   clickos run bench/middleboxes/bras.click N=1000000 -h out1.count -h bras.sessions
 define($N 1000000, $DATA \<0200000001fe020000000a01886411000001002c00214500002a000040004011106564400002c612000a9c40162e001622f50000000000000000000000000000>,
        $H0 \<0200000001fe020000000a01886311190000000c01010008696e7465726e6574>, $H1 \<0200000001fe020000000a018864110000010010c0210101000e010405d4050611223344>, $H2 \<0200000001fe020000000a01886411000001000ac02102010008010405d4>, $H3 \<0200000001fe020000000a01886411000001000c80210101000a030664400002>, $H4 \<0200000001fe020000000a01886411000001000c80210201000a030664400001>,
