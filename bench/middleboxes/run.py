@@ -30,7 +30,8 @@ Usage:
                            [--flows 1000000] [--json FILE] [--quick]
 
 Writes bench/results/middleboxes.json (bench/readme_tables.py renders it
-into the README) and prints the table. --quick: one round of 200,000
+into the README; --quick writes to the temporary directory instead) and
+prints the table. --quick: one round of 200,000
 packets at 64 and 1500 B and 50,000 flows: seconds, for tests and CI.
 """
 import argparse
@@ -172,11 +173,15 @@ def main():
     ap.add_argument("--sizes", help="frame sizes (default 64,256,512,1024,1500)")
     ap.add_argument("--flows", type=int, help="flows of the CGNAT stress cases (default 1,000,000)")
     ap.add_argument("--boxes", default=",".join(BOXES))
-    ap.add_argument("--json", default=os.path.join(ROOT, "bench/results/middleboxes.json"))
+    ap.add_argument("--json", help="where the results go (default bench/results/middleboxes.json; "
+                    "with --quick, middleboxes-quick.json in the temporary directory)")
     ap.add_argument("--shm", default="/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir(),
                     help="where the pcap files go (a tmpfs)")
     ap.add_argument("--quick", action="store_true", help="1 round, 200,000 packets, 64 and 1500 B, 50,000 flows")
     a = ap.parse_args()
+    if a.json is None:
+        a.json = (os.path.join(tempfile.gettempdir(), "middleboxes-quick.json") if a.quick
+                  else os.path.join(ROOT, "bench/results/middleboxes.json"))
     # --quick changes the defaults; explicit options still win
     defaults = (1, 200_000, "64,1500", 50_000) if a.quick else (3, 2_000_000, "64,256,512,1024,1500", 1_000_000)
     for k, v in zip(("rounds", "n", "sizes", "flows"), defaults):
