@@ -42,9 +42,19 @@ def render_latency(doc):
     return "\n".join(out)
 
 
+def load(path, name):
+    """A module from a file (bench/veth/run.py and bench/middleboxes/run.py share a name)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, path))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def renderers():
     import compare  # bench/peers/compare.py
-    return {"peers": compare.render, "latency": render_latency}
+    mb = load("bench/middleboxes/run.py", "middleboxes_run")
+    return {"peers": compare.render, "latency": render_latency, "middleboxes": mb.render}
 
 
 def main():
