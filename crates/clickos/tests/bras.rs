@@ -21,6 +21,7 @@
 //! (scripts/setup installs them).
 
 mod common;
+use common::netns::{in_netns, ip};
 
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -34,16 +35,6 @@ static SEQ: AtomicU32 = AtomicU32::new(0);
 const POOL_FIRST: &str = "100.64.0.2";
 const LOCAL: &str = "100.64.0.1";
 const SRV: &str = "192.0.2.2";
-
-fn ip(args: &[&str]) {
-    let o = Command::new("ip").args(args).output().expect("run ip");
-    assert!(
-        o.status.success(),
-        "ip {}: {}",
-        args.join(" "),
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
 
 /// Namespaces cli, bras and srv; deleted on drop.
 struct Net {
@@ -99,20 +90,6 @@ impl Drop for Net {
             let _ = Command::new("ip").args(["netns", "del", ns]).output();
         }
     }
-}
-
-/// Runs `f` on a thread that has entered namespace `ns`.
-fn in_netns<T: Send + 'static>(ns: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
-    let path = format!("/var/run/netns/{ns}");
-    std::thread::spawn(move || {
-        let file = std::fs::File::open(&path).expect("open netns");
-        // SAFETY: setns on this thread only, with a valid netns descriptor.
-        let r = unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) };
-        assert_eq!(r, 0, "setns {path}: {}", std::io::Error::last_os_error());
-        f()
-    })
-    .join()
-    .expect("netns thread")
 }
 
 /// `clickos run conf/bras.click` in bras, with a control socket.

@@ -14,13 +14,13 @@
 //! the reason where KVM is missing (a failure in CI).
 
 mod common;
+use common::netns::{in_netns, ip};
 use common::*;
 
 use clickos_instance::{Ended, Instance, InstanceOptions, Isolation, VnicSpec};
 use clickos_switch::ports::mem::{MemSink, MemSource};
 use clickos_switch::{Drop as Why, Health, SwitchHandle, SwitchOptions};
 use std::io::Read;
-use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -49,30 +49,6 @@ fn levels() -> Vec<&'static str> {
 
 fn can_run() -> bool {
     can_use_netns() && skip::have_program("ping", "-V")
-}
-
-fn ip(args: &[&str]) {
-    let o = Command::new("ip").args(args).output().expect("run ip");
-    assert!(
-        o.status.success(),
-        "ip {}: {}",
-        args.join(" "),
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
-
-/// Runs `f` on a thread that has entered namespace `ns`.
-fn in_netns<T: Send + 'static>(ns: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
-    let path = format!("/var/run/netns/{ns}");
-    std::thread::spawn(move || {
-        let file = std::fs::File::open(&path).expect("open netns");
-        // SAFETY: setns on this thread only, with a valid netns descriptor.
-        let r = unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) };
-        assert_eq!(r, 0, "setns {path}: {}", std::io::Error::last_os_error());
-        f()
-    })
-    .join()
-    .expect("netns thread")
 }
 
 /// Turns TX checksum offload, TSO, GSO and GRO off (legacy ethtool

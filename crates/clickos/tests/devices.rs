@@ -7,10 +7,10 @@
 //! otherwise.
 
 mod common;
+use common::netns::{in_netns, ip};
 
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream, UdpSocket};
-use std::os::fd::AsRawFd;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
@@ -19,16 +19,6 @@ static SEQ: AtomicU32 = AtomicU32::new(0);
 
 fn can_run() -> bool {
     common::can_use_netns()
-}
-
-fn ip(args: &[&str]) {
-    let o = Command::new("ip").args(args).output().expect("run ip");
-    assert!(
-        o.status.success(),
-        "ip {}: {}",
-        args.join(" "),
-        String::from_utf8_lossy(&o.stderr)
-    );
 }
 
 /// Three namespaces and two veth pairs, deleted on drop.
@@ -151,20 +141,6 @@ impl Drop for Net {
             let _ = Command::new("ip").args(["netns", "del", ns]).output();
         }
     }
-}
-
-/// Runs `f` on a thread that has entered namespace `ns`.
-fn in_netns<T: Send + 'static>(ns: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
-    let path = format!("/var/run/netns/{ns}");
-    std::thread::spawn(move || {
-        let file = std::fs::File::open(&path).expect("open netns");
-        // SAFETY: setns on this thread only, with a valid netns descriptor.
-        let r = unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) };
-        assert_eq!(r, 0, "setns {path}: {}", std::io::Error::last_os_error());
-        f()
-    })
-    .join()
-    .expect("netns thread")
 }
 
 /// Turns TX checksum offload, TSO and GSO off (legacy ethtool ioctls).

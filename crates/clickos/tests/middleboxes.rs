@@ -16,6 +16,7 @@
 //! they skip with a message otherwise (a failure in CI).
 
 mod common;
+use common::netns::{ip, sh, spawn_sh};
 use common::*;
 
 use std::io::{Read, Write};
@@ -395,33 +396,6 @@ fn can_run() -> bool {
         && skip::have_program("python3", "--version")
         && skip::have_program("curl", "--version")
         && skip::have_program("ping", "-V")
-}
-
-fn ip(args: &[&str]) {
-    let o = Command::new("ip").args(args).output().expect("run ip");
-    assert!(
-        o.status.success(),
-        "ip {}: {}",
-        args.join(" "),
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
-
-/// Runs `sh -c cmd` in namespace `ns`.
-fn sh(ns: &str, cmd: &str) -> Output {
-    Command::new("ip")
-        .args(["netns", "exec", ns, "sh", "-c", cmd])
-        .output()
-        .expect("ip netns exec")
-}
-
-fn spawn_sh(ns: &str, cmd: &str) -> Child {
-    Command::new("ip")
-        .args(["netns", "exec", ns, "sh", "-c", &format!("exec {cmd}")])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn")
 }
 
 /// Namespaces deleted on drop.

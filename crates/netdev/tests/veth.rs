@@ -7,6 +7,10 @@
 #[path = "../../../tests/support/skip.rs"]
 mod skip;
 
+#[path = "../../../tests/support/netns.rs"]
+mod netns;
+use netns::ip;
+
 use clickos_netdev::{DevInfo, Method, Rx, RxConfig, Tx, TxConfig};
 use std::os::fd::AsRawFd;
 use std::process::Command;
@@ -14,16 +18,6 @@ use std::time::{Duration, Instant};
 
 /// A local experimental Ethernet type, so no other frame is counted.
 const ETHERTYPE: u16 = 0x88b5;
-
-fn ip(args: &[&str]) {
-    let o = Command::new("ip").args(args).output().expect("run ip");
-    assert!(
-        o.status.success(),
-        "ip {}: {}",
-        args.join(" "),
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
 
 /// A namespace holding the veth pair `vta`-`vtb`, deleted on drop.
 struct Pair {

@@ -7,6 +7,9 @@ pub mod cs;
 #[path = "../../../../tests/support/skip.rs"]
 pub mod skip;
 
+#[path = "../../../../tests/support/netns.rs"]
+pub mod netns;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
