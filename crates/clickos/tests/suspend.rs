@@ -107,10 +107,8 @@ fn a_nat_instance_suspends_and_resumes_with_its_mappings_and_counters() {
     // A snapshot of a running instance: it runs on.
     let checkpoint = i.snapshot(b"checkpoint").unwrap();
     assert_eq!(num(&i, "rw.table_size"), 500);
-    let snap = match i.suspend(b"hello") {
-        Ok(s) => s,
-        Err((_, e)) => panic!("suspend: {e}"),
-    };
+    let snap = i.suspend(b"hello").unwrap();
+    assert!(i.ended().is_some());
     println!("snapshot: {} bytes", snap.len());
     let (r, note) = Instance::resume(902, &snap, &opts()).unwrap();
     assert_eq!(note, b"hello");
@@ -180,4 +178,225 @@ fn damaged_snapshots_are_refused_and_other_levels_cannot_suspend() {
         Ok(_) => panic!("resumed at the process level"),
     };
     assert!(e.contains("resume needs --isolation vm"), "{e}");
+}
+
+// ---- through the daemon and the CLI ----
+
+use common::{bin, tmpdir};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Instant;
+
+struct Daemon {
+    child: Child,
+    dir: PathBuf,
+    sock: PathBuf,
+}
+
+fn spawn_daemon(dir: &Path, sock: &Path) -> Child {
+    Command::new(bin())
+        .arg("daemon")
+        .arg("--state")
+        .arg(dir.join("state"))
+        .arg("--socket")
+        .arg(sock)
+        .args(["--isolation", "vm"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+impl Daemon {
+    fn start(dir: &Path) -> Daemon {
+        std::fs::create_dir_all(dir).unwrap();
+        let sock = dir.join("d.sock");
+        let mut d = Daemon {
+            child: spawn_daemon(dir, &sock),
+            dir: dir.to_path_buf(),
+            sock,
+        };
+        d.wait_up();
+        d
+    }
+    fn wait_up(&mut self) {
+        let t0 = Instant::now();
+        while std::os::unix::net::UnixStream::connect(&self.sock).is_err() {
+            assert!(
+                t0.elapsed() < Duration::from_secs(10),
+                "daemon did not come up"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    fn kill9_and_restart(&mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+        self.child = spawn_daemon(&self.dir, &self.sock);
+        self.wait_up();
+    }
+    fn cli(&self, args: &[&str]) -> (i32, String, String) {
+        let o = Command::new(bin())
+            .args(args)
+            .env("CLICKOS_SOCKET", &self.sock)
+            .env_remove("CLICKOS_TOKEN")
+            .output()
+            .unwrap();
+        (
+            o.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    }
+    fn ok(&self, args: &[&str]) -> String {
+        let (code, out, err) = self.cli(args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        out
+    }
+    fn num(&self, name: &str, h: &str) -> u64 {
+        self.ok(&["read", name, h]).trim().parse().unwrap()
+    }
+    fn state(&self, name: &str) -> String {
+        let v: serde_json::Value =
+            serde_json::from_str(&self.ok(&["--json", "show", name])).unwrap();
+        v["state"].as_str().unwrap_or("").to_string()
+    }
+    /// Waits until handler `h` reads `want`.
+    fn wait_num(&self, name: &str, h: &str, want: u64) {
+        let t0 = Instant::now();
+        loop {
+            let n = self.num(name, h);
+            if n == want {
+                return;
+            }
+            assert!(
+                t0.elapsed() < Duration::from_secs(10),
+                "{name} {h} = {n}, wanted {want}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A capture of flows `from..to` (the NAT's input).
+fn pcap(path: &Path, from: u32, to: u32) -> String {
+    let mut b = Vec::new();
+    for v in [0xa1b2c3d4u32] {
+        b.extend_from_slice(&v.to_le_bytes());
+    }
+    b.extend_from_slice(&2u16.to_le_bytes());
+    b.extend_from_slice(&4u16.to_le_bytes());
+    b.extend_from_slice(&[0; 8]);
+    b.extend_from_slice(&65535u32.to_le_bytes());
+    b.extend_from_slice(&1u32.to_le_bytes());
+    for n in from..to {
+        let f = udp(n);
+        b.extend_from_slice(&1u32.to_le_bytes());
+        b.extend_from_slice(&n.to_le_bytes());
+        b.extend_from_slice(&(f.len() as u32).to_le_bytes());
+        b.extend_from_slice(&(f.len() as u32).to_le_bytes());
+        b.extend_from_slice(&f);
+    }
+    std::fs::write(path, b).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn suspend_resume_and_migrate_through_the_daemon() {
+    if !common::can_use_kvm() {
+        return;
+    }
+    let dir = tmpdir("dsuspend");
+    let mut a = Daemon::start(&dir.join("a"));
+    let b = Daemon::start(&dir.join("b"));
+    let cfg = dir.join("nat.click");
+    std::fs::write(&cfg, NAT).unwrap();
+    let cfg = cfg.display().to_string();
+    let in1 = pcap(&dir.join("in1.pcap"), 0, 200);
+    let att1 = format!("pcap:{in1},{}", dir.join("out1.pcap").display());
+    a.ok(&["create", "nat", &cfg, "--vnic", &att1]);
+    a.wait_num("nat", "in.count", 200);
+    a.wait_num("nat", "out.count", 200);
+    assert_eq!(a.num("nat", "rw.table_size"), 200);
+
+    // Suspend to a file: the daemon keeps its own copy across kill -9.
+    let file = dir.join("nat.snap").display().to_string();
+    let out = a.ok(&["suspend", "nat", &file]);
+    assert!(out.contains("nat: suspended"), "{out}");
+    assert!(std::fs::metadata(&file).unwrap().len() > 4096);
+    assert_eq!(a.state("nat"), "suspended");
+    assert_ne!(a.cli(&["read", "nat", "in.count"]).0, 0);
+    a.kill9_and_restart();
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(a.state("nat"), "suspended");
+    // Resumed in place: counters and mappings kept, the vNIC rewired (its
+    // capture replays the same 200 flows: counted again, no new mapping).
+    a.ok(&["resume", "nat"]);
+    assert_eq!(a.state("nat"), "running");
+    a.wait_num("nat", "in.count", 400);
+    a.wait_num("nat", "out.count", 400);
+    assert_eq!(a.num("nat", "rw.table_size"), 200);
+
+    // Migrate to the other daemon, its vNIC attached there to 100 new flows.
+    let in2 = pcap(&dir.join("in2.pcap"), 200, 300);
+    let att2 = format!("pcap:{in2},{}", dir.join("out2.pcap").display());
+    let out = a.ok(&[
+        "migrate",
+        "nat",
+        "--to",
+        b.sock.to_str().unwrap(),
+        "--vnic",
+        &att2,
+    ]);
+    assert!(out.contains("migrated"), "{out}");
+    assert_eq!(a.cli(&["show", "nat"]).0, 4, "gone from the first daemon");
+    b.wait_num("nat", "in.count", 500);
+    b.wait_num("nat", "out.count", 500);
+    assert_eq!(b.num("nat", "rw.table_size"), 300);
+    assert_eq!(b.state("nat"), "running");
+
+    // The file resumes too, as a new instance, with the state it had.
+    let att3 = format!("pcap:,{}", dir.join("out3.pcap").display());
+    b.ok(&["resume", &file, "--name", "copy", "--vnic", &att3]);
+    assert_eq!(b.num("copy", "in.count"), 200);
+    assert_eq!(b.num("copy", "rw.table_size"), 200);
+
+    // Damaged files are refused with why, and nothing changes.
+    let bytes = std::fs::read(&file).unwrap();
+    let bad = dir.join("bad.snap");
+    std::fs::write(&bad, &bytes[..bytes.len() - 100]).unwrap();
+    let before = b.ok(&["list"]).lines().count();
+    let (code, _, err) = b.cli(&["resume", bad.to_str().unwrap(), "--name", "x"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("truncated"), "{err}");
+    let mut flipped = bytes.clone();
+    flipped[bytes.len() / 3] ^= 1;
+    std::fs::write(&bad, &flipped).unwrap();
+    let (code, _, err) = b.cli(&["resume", bad.to_str().unwrap(), "--name", "x"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("checksum"), "{err}");
+    assert_eq!(b.ok(&["list"]).lines().count(), before);
+    assert_eq!(b.cli(&["show", "x"]).0, 4);
+
+    // Other levels cannot be suspended; they run on.
+    a.ok(&[
+        "create",
+        "p",
+        "-e",
+        "Idle -> c :: Counter -> Discard;",
+        "--isolation",
+        "process",
+    ]);
+    let (code, _, err) = a.cli(&["suspend", "p"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("suspend needs --isolation vm"), "{err}");
+    assert_eq!(a.state("p"), "running");
 }

@@ -634,8 +634,8 @@ impl Instance {
     /// back by [`resume`](Self::resume)) and ends it (`Killed("suspended")`).
     /// The host's vNIC endpoints should be stopped first, or frames they
     /// move meanwhile may be lost or seen twice. On failure the instance
-    /// runs on and comes back with the error.
-    pub fn suspend(self, note: &[u8]) -> Result<Vec<u8>, (Instance, String)> {
+    /// runs on and the error says why.
+    pub fn suspend(&self, note: &[u8]) -> Result<Vec<u8>, String> {
         match self.pause_and_snapshot(note) {
             Ok(b) => {
                 self.inner.kill("suspended".into());
@@ -643,7 +643,12 @@ impl Instance {
             }
             Err(e) => {
                 self.inner.backend.unpause();
-                Err((self, e))
+                *self
+                    .inner
+                    .wd_since
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner()) = Instant::now();
+                Err(e)
             }
         }
     }
