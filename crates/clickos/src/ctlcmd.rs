@@ -404,10 +404,11 @@ fn create(g: &Global, args: &[String]) -> Result<Value, i32> {
     g.json_call("POST", "/v1/instances", Some(&body))
 }
 
+/// `--name`, `--vnic`s and `--to` of `resume` and `migrate`.
+type ResumeOpts = (Option<String>, Option<Vec<String>>, Option<String>);
+
 /// `--name NAME` and `--vnic ATTACH`... after the positional arguments.
-fn resume_opts(
-    args: &[String],
-) -> Result<(Option<String>, Option<Vec<String>>, Option<String>), i32> {
+fn resume_opts(args: &[String]) -> Result<ResumeOpts, i32> {
     let (mut name, mut vnics, mut to) = (None, None::<Vec<String>>, None);
     let mut i = 0;
     while i < args.len() {

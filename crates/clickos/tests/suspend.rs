@@ -289,9 +289,7 @@ impl Drop for Daemon {
 /// A capture of flows `from..to` (the NAT's input).
 fn pcap(path: &Path, from: u32, to: u32) -> String {
     let mut b = Vec::new();
-    for v in [0xa1b2c3d4u32] {
-        b.extend_from_slice(&v.to_le_bytes());
-    }
+    b.extend_from_slice(&0xa1b2c3d4u32.to_le_bytes());
     b.extend_from_slice(&2u16.to_le_bytes());
     b.extend_from_slice(&4u16.to_le_bytes());
     b.extend_from_slice(&[0; 8]);

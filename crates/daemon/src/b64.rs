@@ -26,7 +26,7 @@ pub fn encode(b: &[u8]) -> String {
 
 pub fn decode(s: &str) -> Result<Vec<u8>, String> {
     let s = s.trim_end().as_bytes();
-    if !s.len().is_multiple_of(4) {
+    if s.len() % 4 != 0 {
         return Err("bad base64 (length not a multiple of 4)".into());
     }
     let val = |c: u8| -> Result<u32, String> {
