@@ -398,3 +398,104 @@ fn suspend_resume_and_migrate_through_the_daemon() {
     assert!(err.contains("suspend needs --isolation vm"), "{err}");
     assert_eq!(a.state("p"), "running");
 }
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+/// The benchmark of README's "Suspend, resume, migrate" table: a NAT
+/// holding 10,000 mappings, suspended and resumed in this process (the
+/// instance layer) and migrated between two daemons through the CLI.
+/// Writes `bench/results/suspend.json` when `CLICKOS_BENCH_OUT` names it.
+/// `CLICKOS_BENCH_OUT=bench/results/suspend.json cargo test -p clickos --test suspend -- --ignored --nocapture`
+#[test]
+#[ignore]
+fn bench_suspend_resume_and_migrate_10k_mappings() {
+    if !common::can_use_kvm() {
+        return;
+    }
+    const FLOWS: u32 = 10_000;
+    const RUNS: usize = 7;
+    // In process.
+    let mut inst = Instance::create(951, NAT, &opts()).unwrap();
+    push_flows(&inst.vnic(0).unwrap(), 0, FLOWS);
+    assert_eq!(num(&inst, "rw.table_size"), FLOWS as u64);
+    let (mut sus, mut res, mut down, mut size) = (vec![], vec![], vec![], 0);
+    for k in 0..RUNS {
+        let t0 = Instant::now();
+        let snap = inst.suspend(b"").unwrap();
+        let t1 = Instant::now();
+        let (r, _) = Instance::resume(952 + k as u32, &snap, &opts()).unwrap();
+        let t2 = Instant::now();
+        assert_eq!(num(&r, "rw.table_size"), FLOWS as u64);
+        sus.push((t1 - t0).as_secs_f64() * 1e3);
+        res.push((t2 - t1).as_secs_f64() * 1e3);
+        down.push((t2 - t0).as_secs_f64() * 1e3);
+        size = snap.len();
+        inst = r;
+    }
+    println!("in process: suspend {sus:?} resume {res:?} ms, {size} bytes");
+    // Two daemons, through the CLI (the snapshot crosses as base64 JSON).
+    let dir = tmpdir("dbench");
+    let a = Daemon::start(&dir.join("a"));
+    let b = Daemon::start(&dir.join("b"));
+    let cfg = dir.join("nat.click");
+    std::fs::write(&cfg, NAT).unwrap();
+    let input = pcap(&dir.join("in.pcap"), 0, FLOWS);
+    let att = format!("pcap:{input},{}", dir.join("out.pcap").display());
+    a.ok(&["create", "nat", cfg.to_str().unwrap(), "--vnic", &att]);
+    let t0 = Instant::now();
+    while a.num("nat", "rw.table_size") < FLOWS as u64 && t0.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mappings = a.num("nat", "rw.table_size");
+    let out = dir.join("o.pcap").display().to_string();
+    let (mut mig, mut mig_sus) = (vec![], vec![]);
+    let (mut from, mut to) = (&a, &b);
+    for _ in 0..RUNS {
+        let o = from.ok(&[
+            "--json",
+            "migrate",
+            "nat",
+            "--to",
+            to.sock.to_str().unwrap(),
+            "--vnic",
+            &format!("pcap:,{out}"),
+        ]);
+        let v: serde_json::Value = serde_json::from_str(&o).unwrap();
+        mig.push(v["downtime_ms"].as_f64().unwrap());
+        mig_sus.push(v["suspend_ms"].as_f64().unwrap());
+        assert_eq!(to.num("nat", "rw.table_size"), mappings);
+        std::mem::swap(&mut from, &mut to);
+    }
+    println!("migrate: downtime {mig:?} ms (suspend part {mig_sus:?})");
+    let doc = serde_json::json!({
+        "kind": "suspend",
+        "date": String::from_utf8_lossy(&Command::new("date").args(["-u", "+%Y-%m-%d %H:%M:%S UTC"]).output().unwrap().stdout).trim(),
+        "kernel": String::from_utf8_lossy(&Command::new("uname").arg("-r").output().unwrap().stdout).trim(),
+        "cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
+        "load": std::fs::read_to_string("/proc/loadavg").unwrap_or_default().split_whitespace().next().unwrap_or("").to_string(),
+        "profile": if cfg!(debug_assertions) { "dev" } else { "release" },
+        "runs": RUNS,
+        "mappings": FLOWS,
+        "daemon_mappings": mappings,
+        "snapshot_bytes": size,
+        "suspend_ms": median(sus.clone()),
+        "resume_ms": median(res.clone()),
+        "downtime_ms": median(down.clone()),
+        "migrate_downtime_ms": median(mig.clone()),
+        "migrate_suspend_ms": median(mig_sus.clone()),
+        "raw": {"suspend": sus, "resume": res, "downtime": down, "migrate": mig},
+        "command": "CLICKOS_BENCH_OUT=bench/results/suspend.json cargo test -p clickos --test suspend -- --ignored --nocapture bench_suspend",
+    });
+    if let Ok(p) = std::env::var("CLICKOS_BENCH_OUT") {
+        let p = if Path::new(&p).is_absolute() {
+            PathBuf::from(p)
+        } else {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(p)
+        };
+        std::fs::write(&p, serde_json::to_string_pretty(&doc).unwrap() + "\n").unwrap();
+    }
+    println!("{doc}");
+}
