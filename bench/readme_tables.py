@@ -51,10 +51,25 @@ def load(path, name):
     return mod
 
 
+def render_suspend(doc):
+    out = ["| NAT with %d mappings (vm) | median ms |" % doc["mappings"],
+           "|---|---|",
+           f"| suspend (pause at a safe point, snapshot, end) | {doc['suspend_ms']:.1f} |",
+           f"| resume (new VM from the snapshot, running) | {doc['resume_ms']:.1f} |",
+           f"| downtime, suspend → resumed, in one process | {doc['downtime_ms']:.1f} |",
+           f"| downtime, `clickos migrate` between two daemons ({doc['daemon_mappings']} mappings) | {doc['migrate_downtime_ms']:.1f} |",
+           "",
+           f"Snapshot {doc['snapshot_bytes'] / 1e6:.1f} MB; median of {doc['runs']} runs; {doc['profile']} build; "
+           f"measured {doc['date']} ({doc['cpus']} CPUs, Linux {doc['kernel']}, load {doc['load']}); "
+           f"`{doc['command']}`."]
+    return "\n".join(out)
+
+
 def renderers():
     import compare  # bench/peers/compare.py
     mb = load("bench/middleboxes/run.py", "middleboxes_run")
-    return {"peers": compare.render, "latency": render_latency, "middleboxes": mb.render}
+    return {"peers": compare.render, "latency": render_latency, "middleboxes": mb.render,
+            "suspend": render_suspend}
 
 
 def main():

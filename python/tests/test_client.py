@@ -91,3 +91,50 @@ def test_crash_restart_and_kill_9(client: Client, daemon) -> None:
     v = client.wait_state("r", "running")
     assert v["restart"] == "always"
     assert client.read("r", "c.count") == "0"
+
+
+def _kvm() -> bool:
+    import os
+    ok = os.access("/dev/kvm", os.R_OK | os.W_OK)
+    if not ok and os.environ.get("CI") == "true":
+        pytest.fail("/dev/kvm unavailable in CI")
+    return ok
+
+
+def test_suspend_resume_migrate(client: Client, daemon, tmp_path) -> None:
+    if not _kvm():
+        pytest.skip("/dev/kvm unavailable")
+    import pathlib
+    from conftest import Daemon
+    from clickos import ClickOSError
+    cfg = "InfiniteSource(LIMIT 77, STOP false) -> c :: Counter -> Discard;"
+    client.create_instance("s", cfg, isolation="vm")
+    client.wait_state("s", "running")
+    for _ in range(100):
+        if client.read("s", "c.count").strip() == "77":
+            break
+        import time
+        time.sleep(0.01)
+    snap = tmp_path / "s.snap"
+    v = client.suspend("s", str(snap))
+    assert v["state"] == "suspended" and snap.stat().st_size > 4096
+    client.resume("s")
+    assert client.read("s", "c.count").strip() == "77"
+    c2 = client.resume(str(snap), name="s2")
+    assert c2["state"] == "running" and client.read("s2", "c.count").strip() == "77"
+    with pytest.raises(ClickOSError) as e:
+        client.resume("x", snapshot=snap.read_bytes()[:-10], name="x")
+    assert "truncated" in str(e.value)
+    other_dir = pathlib.Path(daemon.sock).parent / "other"
+    other_dir.mkdir()
+    other = Daemon(other_dir, [])
+    other.start()
+    try:
+        to = Client(other.sock, token="")
+        r = client.migrate("s", to)
+        assert r["state"] == "running" and r["downtime_ms"] > 0
+        assert to.read("s", "c.count").strip() == "77"
+        with pytest.raises(NotFound):
+            client.show("s")
+    finally:
+        other.stop()

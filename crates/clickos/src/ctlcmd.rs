@@ -29,6 +29,9 @@ pub const VERBS: &[&str] = &[
     "stop",
     "start",
     "destroy",
+    "suspend",
+    "resume",
+    "migrate",
     "top",
     "events",
     "completions",
@@ -58,6 +61,17 @@ Verbs (INSTANCE is a name or an id):
   handlers INSTANCE           Every handler with its mode (r, w, rw).
   console INSTANCE            Recent console output.
   stop INSTANCE | start INSTANCE | destroy INSTANCE
+  suspend INSTANCE [FILE]     (vm instances) Snapshot its whole state (configuration,
+                              counters, queues, NAT mappings) and end it; the daemon
+                              keeps the snapshot (state 'suspended', across daemon
+                              restarts) and FILE gets a copy.
+  resume INSTANCE             Resume a suspended instance (vNICs rewired).
+  resume FILE [--name NAME] [--vnic ATTACH]...
+                              Resume a snapshot file as a new instance here.
+  migrate INSTANCE --to SOCKET [--name NAME] [--vnic ATTACH]...
+                              Move it live to the daemon at SOCKET: suspend here,
+                              resume there (vNICs attached there), destroy here;
+                              if the other daemon refuses, it resumes here.
   top [--interval SECS] [--count N]
                               Live per-instance packet rates from the vNIC counters.
   events [--follow] [--since N]
@@ -390,6 +404,141 @@ fn create(g: &Global, args: &[String]) -> Result<Value, i32> {
     g.json_call("POST", "/v1/instances", Some(&body))
 }
 
+/// `--name`, `--vnic`s and `--to` of `resume` and `migrate`.
+type ResumeOpts = (Option<String>, Option<Vec<String>>, Option<String>);
+
+/// `--name NAME` and `--vnic ATTACH`... after the positional arguments.
+fn resume_opts(args: &[String]) -> Result<ResumeOpts, i32> {
+    let (mut name, mut vnics, mut to) = (None, None::<Vec<String>>, None);
+    let mut i = 0;
+    while i < args.len() {
+        let val = || {
+            args.get(i + 1).cloned().ok_or_else(|| {
+                eprintln!("clickos: option '{}' requires an argument", args[i]);
+                EXIT_USAGE
+            })
+        };
+        match args[i].as_str() {
+            "--name" => name = Some(val()?),
+            "--vnic" => vnics.get_or_insert_with(Vec::new).push(val()?),
+            "--to" => to = Some(val()?),
+            o => {
+                eprintln!("clickos: unexpected argument '{o}'");
+                return Err(EXIT_USAGE);
+            }
+        }
+        i += 2;
+    }
+    Ok((name, vnics, to))
+}
+
+fn suspend(g: &Global, a: &[String]) -> Result<Value, i32> {
+    if a.is_empty() || a.len() > 2 {
+        eprintln!("clickos: usage: clickos suspend INSTANCE [FILE]");
+        return Err(EXIT_USAGE);
+    }
+    let body = json!({"inline": a.len() == 2});
+    let mut v = g.json_call(
+        "POST",
+        &format!("{}/suspend", inst_path(&a[0])),
+        Some(&body),
+    )?;
+    if let Some(file) = a.get(1) {
+        let snap = v["snapshot"].as_str().unwrap_or("");
+        let bytes = clickos_daemon::b64::decode(snap).map_err(|e| {
+            eprintln!("clickos: bad snapshot from the daemon: {e}");
+            EXIT_ERROR
+        })?;
+        std::fs::write(file, bytes).map_err(|e| {
+            eprintln!(
+                "clickos: {file}: {e} (the daemon keeps its own copy: clickos resume {})",
+                a[0]
+            );
+            EXIT_ERROR
+        })?;
+        if let Some(o) = v.as_object_mut() {
+            o.remove("snapshot");
+        }
+    }
+    Ok(v)
+}
+
+fn resume(g: &Global, a: &[String]) -> Result<Value, i32> {
+    let Some(what) = a.first() else {
+        eprintln!(
+            "clickos: usage: clickos resume INSTANCE | FILE [--name NAME] [--vnic ATTACH]..."
+        );
+        return Err(EXIT_USAGE);
+    };
+    let (name, vnics, _) = resume_opts(&a[1..])?;
+    if !std::path::Path::new(what).is_file() {
+        if name.is_some() || vnics.is_some() {
+            eprintln!("clickos: {what}: no such file (--name and --vnic go with a snapshot file)");
+            return Err(EXIT_USAGE);
+        }
+        return g.json_call("POST", &format!("{}/resume", inst_path(what)), None);
+    }
+    let bytes = std::fs::read(what).map_err(|e| {
+        eprintln!("clickos: {what}: {e}");
+        EXIT_ERROR
+    })?;
+    let mut body = json!({"snapshot": clickos_daemon::b64::encode(&bytes)});
+    if let Some(n) = name {
+        body["name"] = json!(n);
+    }
+    if let Some(v) = vnics {
+        body["vnics"] = json!(v);
+    }
+    g.json_call("POST", "/v1/instances/resume", Some(&body))
+}
+
+fn migrate(g: &Global, a: &[String]) -> Result<Value, i32> {
+    let Some(inst) = a.first() else {
+        eprintln!(
+            "clickos: usage: clickos migrate INSTANCE --to SOCKET [--name NAME] [--vnic ATTACH]..."
+        );
+        return Err(EXIT_USAGE);
+    };
+    let (name, vnics, to) = resume_opts(&a[1..])?;
+    let Some(to) = to else {
+        eprintln!("clickos: migrate needs --to SOCKET (the other daemon)");
+        return Err(EXIT_USAGE);
+    };
+    let there = Global {
+        socket: to.clone(),
+        token: g.token.clone(),
+        json: g.json,
+    };
+    // Reachable before anything happens here.
+    there.json_call("GET", "/v1/health", None)?;
+    let t0 = Instant::now();
+    let v = g.json_call(
+        "POST",
+        &format!("{}/suspend", inst_path(inst)),
+        Some(&json!({"inline": true})),
+    )?;
+    let here_name = v["name"].as_str().unwrap_or(inst).to_string();
+    let mut body = json!({"snapshot": v["snapshot"], "name": name.unwrap_or(here_name.clone())});
+    if let Some(vn) = vnics {
+        body["vnics"] = json!(vn);
+    }
+    match there.json_call("POST", "/v1/instances/resume", Some(&body)) {
+        Ok(mut r) => {
+            let downtime = t0.elapsed();
+            g.json_call("DELETE", &inst_path(&here_name), None)?;
+            r["to"] = json!(to);
+            r["downtime_ms"] = json!(downtime.as_secs_f64() * 1e3);
+            r["suspend_ms"] = v["suspend_ms"].clone();
+            Ok(r)
+        }
+        Err(code) => {
+            eprintln!("clickos: the other daemon refused; resuming {here_name} here");
+            g.json_call("POST", &format!("{}/resume", inst_path(&here_name)), None)?;
+            Err(code)
+        }
+    }
+}
+
 fn top(g: &Global, args: &[String]) -> Result<(), i32> {
     let mut interval = 1.0f64;
     let mut count: Option<u64> = None;
@@ -614,7 +763,7 @@ _clickos() {{
         --socket|--state|--tokens) COMPREPLY=( $(compgen -f -- "$cur") ); return ;;
     esac
     case "${{COMP_WORDS[1]}}" in
-        show|install|read|write|handlers|console|stop|start|destroy)
+        show|install|read|write|handlers|console|stop|start|destroy|suspend|resume|migrate)
             if [ "$COMP_CWORD" -eq 2 ]; then
                 local names
                 names=$(clickos list --json 2>/dev/null | python3 -c 'import json,sys; print(" ".join(i["name"] for i in json.load(sys.stdin)["instances"]))' 2>/dev/null)
@@ -791,6 +940,32 @@ pub fn main(verb: &str, args: &[String]) -> i32 {
                     &|v| println!("{}", v["value"].as_str().unwrap_or("")),
                 )
             }
+            "suspend" => out(suspend(&g, a)?, &|v| {
+                println!(
+                    "{}: suspended ({} bytes, {:.2} ms)",
+                    v["name"].as_str().unwrap_or(""),
+                    v["snapshot_bytes"],
+                    v["suspend_ms"].as_f64().unwrap_or(0.0)
+                )
+            }),
+            "resume" => out(resume(&g, a)?, &|v| {
+                println!(
+                    "{} (id {}) {} (resumed in {:.2} ms)",
+                    v["name"].as_str().unwrap_or(""),
+                    v["id"],
+                    v["state"].as_str().unwrap_or(""),
+                    v["resume_ms"].as_f64().unwrap_or(0.0)
+                )
+            }),
+            "migrate" => out(migrate(&g, a)?, &|v| {
+                println!(
+                    "{}: migrated to {} (id {} there), downtime {:.2} ms",
+                    v["name"].as_str().unwrap_or(""),
+                    v["to"].as_str().unwrap_or(""),
+                    v["id"],
+                    v["downtime_ms"].as_f64().unwrap_or(0.0)
+                )
+            }),
             "top" => top(&g, a)?,
             "events" => events(&g, a)?,
             _ => {

@@ -21,6 +21,9 @@ pub enum Op {
     WriteHandlerPost,
     Console,
     Fault,
+    Suspend,
+    Resume,
+    ResumeNew,
     Events,
     Metrics,
     OpenApi,
@@ -81,6 +84,9 @@ pub static ROUTES: &[Route] = &[
     route!("POST", "/v1/instances/{instance}/handlers/{handler}", WriteHandlerPost, "Write handler ELEMENT.HANDLER (as PUT).", Some("WriteRequest"), "HandlerValue", 200),
     route!("GET", "/v1/instances/{instance}/console", Console, "The instance's recent console output (a ring of the last 64 KiB).", None, "Console", 200),
     route!("POST", "/v1/instances/{instance}/fault", Fault, "Inject a fault (only when the daemon runs with --allow-fault-injection and the instance was created with fault_injection).", Some("FaultRequest"), "HandlerValue", 200),
+    route!("POST", "/v1/instances/{instance}/suspend", Suspend, "Suspend a vm instance: its whole state (configuration, counters, queues, NAT mappings, ARP tables) to a snapshot kept by the daemon (it survives daemon restarts), also written to `file` or returned base64 when asked; the instance is then `suspended`. The body is optional.", Some("SuspendRequest"), "Suspended", 200),
+    route!("POST", "/v1/instances/{instance}/resume", Resume, "Resume a suspended instance from its kept snapshot, vNICs rewired (`start` does the same).", None, "Instance", 200),
+    route!("POST", "/v1/instances/resume", ResumeNew, "Resume a snapshot (taken here or by another daemon: migration) as a new instance, its vNICs attached here.", Some("ResumeRequest"), "Instance", 201),
     route!("GET", "/v1/events", Events, "Lifecycle events after sequence number `since`; `wait` long-polls up to that many seconds for the first one; `follow=1` streams them as chunked newline-delimited JSON.", None, "EventList", 200,
         &[("since", "integer", "Return events with a sequence number above this (default 0)."),
           ("wait", "number", "Long-poll: seconds to wait for a new event (at most 60)."),
@@ -176,7 +182,7 @@ pub fn schemas() -> Map<String, Value> {
                 "id": {"type": "integer"},
                 "name": {"type": "string"},
                 "tenant": {"type": "string"},
-                "state": {"type": "string", "enum": ["starting", "running", "stopped", "crashed", "restarting", "failed"]},
+                "state": {"type": "string", "enum": ["starting", "running", "stopped", "suspended", "crashed", "restarting", "failed"]},
                 "isolation": {"type": "string", "enum": ["vm", "process", "none"]},
                 "memory": {"type": "integer"},
                 "restart": {"type": "string", "enum": ["never", "on-failure", "always"]},
@@ -216,6 +222,34 @@ pub fn schemas() -> Map<String, Value> {
             "type": "object",
             "additionalProperties": false,
             "properties": {"value": {"type": "string", "default": ""}}
+        },
+        "SuspendRequest": {
+            "type": "object",
+            "additionalProperties": false,
+            "properties": {
+                "file": {"type": "string", "description": "Also write the snapshot to this file on the daemon's host."},
+                "inline": {"type": "boolean", "description": "Return the snapshot (base64) in `snapshot`."}
+            }
+        },
+        "Suspended": {
+            "allOf": [r("Instance"), {
+                "type": "object",
+                "properties": {
+                    "snapshot_bytes": {"type": "integer"},
+                    "suspend_ms": {"type": "number", "description": "From the request to the instance's end (pause, snapshot)."},
+                    "snapshot": {"type": "string", "format": "byte", "description": "The snapshot, base64 (when inline)."}
+                }
+            }]
+        },
+        "ResumeRequest": {
+            "type": "object",
+            "additionalProperties": false,
+            "properties": {
+                "file": {"type": "string", "description": "A snapshot file on the daemon's host (or give `snapshot`)."},
+                "snapshot": {"type": "string", "format": "byte", "description": "The snapshot, base64."},
+                "name": {"type": "string", "description": "The new instance's name (default: the snapshot's)."},
+                "vnics": {"type": "array", "items": {"type": "string"}, "description": "Where its vNICs join on this host (default: as in the snapshot)."}
+            }
         },
         "FaultRequest": {
             "type": "object",

@@ -266,8 +266,39 @@ pub struct CreateRequest {
     pub fault_injection: bool,
 }
 
+/// Suspend: where the snapshot goes besides the daemon's own copy.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SuspendRequest {
+    /// Also write it to this file (on the daemon's host).
+    #[serde(default)]
+    pub file: Option<String>,
+    /// Return it in the answer (`snapshot`, base64).
+    #[serde(default)]
+    pub inline: bool,
+}
+
+/// Resume a snapshot as a new instance (here or taken by another daemon).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResumeRequest {
+    /// A snapshot file on the daemon's host ...
+    #[serde(default)]
+    pub file: Option<String>,
+    /// ... or the snapshot itself, base64.
+    #[serde(default)]
+    pub snapshot: Option<String>,
+    /// The name (default: the one in the snapshot).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Where its vNICs join on this host (default: as in the snapshot).
+    #[serde(default)]
+    pub vnics: Option<Vec<String>>,
+}
+
 pub struct Fleet {
     store: Store,
+    dir: PathBuf,
     entries: Mutex<BTreeMap<String, Arc<Entry>>>,
     pub events: Events,
     opts: FleetOptions,
@@ -359,7 +390,8 @@ impl Fleet {
             .ok();
         let mut entries = BTreeMap::new();
         for rec in recs {
-            let running = rec.running;
+            let running = rec.running && !rec.suspended;
+            let suspended = rec.suspended;
             entries.insert(
                 rec.name.clone(),
                 Arc::new(Entry {
@@ -367,7 +399,13 @@ impl Fleet {
                     st: Mutex::new(St {
                         rec,
                         run: None,
-                        state: if running { "starting" } else { "stopped" },
+                        state: if running {
+                            "starting"
+                        } else if suspended {
+                            "suspended"
+                        } else {
+                            "stopped"
+                        },
                         restarts: 0,
                         failures: 0,
                         next_try: running.then(Instant::now),
@@ -380,6 +418,7 @@ impl Fleet {
         }
         Ok(Arc::new(Fleet {
             store,
+            dir: dir.to_path_buf(),
             entries: Mutex::new(entries),
             events,
             opts,
@@ -388,6 +427,16 @@ impl Fleet {
     }
 
     fn launch(&self, rec: &Record, console: &Arc<Mutex<ConsoleRing>>) -> Result<Running, ApiError> {
+        self.launch_from(rec, console, None)
+    }
+
+    /// Boots `rec`, or resumes it from `snapshot`, and wires its vNICs.
+    fn launch_from(
+        &self,
+        rec: &Record,
+        console: &Arc<Mutex<ConsoleRing>>,
+        snapshot: Option<&[u8]>,
+    ) -> Result<Running, ApiError> {
         let isolation: Isolation = rec.isolation.parse().map_err(ApiError::bad)?;
         isolation.available().map_err(|e| {
             ApiError::new(
@@ -421,17 +470,33 @@ impl Fleet {
             config_file: rec.config_file.clone(),
             ..InstanceOptions::default()
         };
-        let text = wire_text(&rec.config, &rec.config_file)?;
         let t0 = Instant::now();
-        let inst = Instance::create(rec.id, &text, &opts).map_err(|e| match e {
+        let inst = match snapshot {
+            None => {
+                let text = wire_text(&rec.config, &rec.config_file)?;
+                Instance::create(rec.id, &text, &opts)
+            }
+            Some(b) => Instance::resume(rec.id, b, &opts).map(|(i, _)| i),
+        }
+        .map_err(|e| match e {
             CreateError::Config(ConfigError::Invalid(lines)) => ApiError {
                 status: 422,
                 code: "config_refused",
                 message: "configuration refused".into(),
                 lines,
             },
+            CreateError::Launch(m) if snapshot.is_some() => {
+                ApiError::new(422, "bad_snapshot", format!("cannot resume: {m}"))
+            }
             e => ApiError::new(500, "launch_failed", e.to_string()),
         })?;
+        if inst.vnic_count() != attach.len() {
+            return Err(ApiError::bad(format!(
+                "the snapshot has {} vNICs, {} attachments given",
+                inst.vnic_count(),
+                attach.len()
+            )));
+        }
         let boot = t0.elapsed();
         let (sw, vnic_ports) = if attach.is_empty() {
             (None, Vec::new())
@@ -567,6 +632,7 @@ impl Fleet {
                 restart,
                 running: true,
                 fault_injection: req.fault_injection,
+                suspended: false,
             };
             let entry = Arc::new(Entry {
                 ops: Mutex::new(()),
@@ -784,9 +850,297 @@ impl Fleet {
         Ok(self.view_entry(&e, false))
     }
 
+    fn snapshot_path(&self, name: &str) -> PathBuf {
+        self.dir.join("snapshots").join(format!("{name}.snap"))
+    }
+
+    /// Suspends a running instance: stops its switch (no frame moves while
+    /// its rings are copied), snapshots it with its record, ends it, keeps
+    /// the snapshot in `STATE/snapshots/` (it survives a daemon restart)
+    /// and marks it `suspended`. On failure it runs on, rewired.
+    pub fn suspend(
+        &self,
+        caller: &Caller,
+        key: &str,
+        req: SuspendRequest,
+    ) -> Result<Value, ApiError> {
+        let e = self.find(caller, key)?;
+        let _ops = lock(&e.ops);
+        let t0 = Instant::now();
+        let (run, mut rec) = {
+            let mut st = lock(&e.st);
+            (st.run.take(), st.rec.clone())
+        };
+        let Some(mut run) = run else {
+            return Err(ApiError::new(
+                409,
+                "conflict",
+                format!("instance '{}' is not running", rec.name),
+            ));
+        };
+        if let Some(sw) = run.sw.take() {
+            let _ = sw.stop();
+        }
+        let mut note_rec = rec.clone();
+        note_rec.suspended = false;
+        note_rec.running = true;
+        let note = serde_json::to_vec(&note_rec).unwrap_or_default();
+        let snap = match run.inst.suspend(&note) {
+            Ok(s) => s,
+            Err(why) => {
+                // It runs on: wire it again.
+                let rewired = self.rewire(&rec, &mut run);
+                lock(&e.st).run = Some(run);
+                rewired?;
+                return Err(ApiError::new(409, "cannot_suspend", why));
+            }
+        };
+        let paused = t0.elapsed();
+        drop(run);
+        let path = self.snapshot_path(&rec.name);
+        let write = |p: &std::path::Path| -> Result<(), ApiError> {
+            if let Some(d) = p.parent() {
+                std::fs::create_dir_all(d).map_err(|err| {
+                    ApiError::new(500, "internal", format!("{}: {err}", d.display()))
+                })?;
+            }
+            let tmp = p.with_extension("tmp");
+            std::fs::write(&tmp, &snap)
+                .and_then(|()| std::fs::rename(&tmp, p))
+                .map_err(|err| {
+                    ApiError::new(500, "write_failed", format!("{}: {err}", p.display()))
+                })
+        };
+        write(&path)?;
+        rec.suspended = true;
+        rec.running = false;
+        self.persist(&rec)?;
+        {
+            let mut st = lock(&e.st);
+            st.rec = rec.clone();
+            st.state = "suspended";
+            st.next_try = None;
+            st.last_end = Some("suspended".into());
+        }
+        self.events.push(
+            "suspended",
+            &rec,
+            format!(
+                "suspended in {:.3} ms ({} bytes)",
+                paused.as_secs_f64() * 1e3,
+                snap.len()
+            ),
+            Vec::new(),
+        );
+        if let Some(f) = &req.file {
+            write(std::path::Path::new(f))?;
+        }
+        let mut v = self.view_entry(&e, false);
+        v["snapshot_bytes"] = json!(snap.len());
+        v["suspend_ms"] = json!(paused.as_secs_f64() * 1e3);
+        if req.inline {
+            v["snapshot"] = json!(crate::b64::encode(&snap));
+        }
+        Ok(v)
+    }
+
+    fn rewire(&self, rec: &Record, run: &mut Running) -> Result<(), ApiError> {
+        let attach: Vec<Attach> = rec
+            .vnics
+            .iter()
+            .map(|s| s.parse())
+            .collect::<Result<_, String>>()
+            .map_err(ApiError::bad)?;
+        if attach.is_empty() {
+            return Ok(());
+        }
+        let sw = SwitchHandle::spawn(SwitchOptions {
+            name: format!("i{}", rec.id),
+            ..SwitchOptions::default()
+        })
+        .map_err(|e| ApiError::new(500, "switch_failed", e))?;
+        let w = clickos_switch::wire_instance(&sw, &run.inst, &rec.name, &attach)
+            .map_err(|e| ApiError::bad(format!("wiring: {e}")))?;
+        run.sw = Some(sw);
+        run.vnic_ports = w.vnics;
+        Ok(())
+    }
+
+    /// Resumes a suspended instance from the snapshot the daemon kept.
+    pub fn resume_in_place(&self, caller: &Caller, key: &str) -> Result<Value, ApiError> {
+        let e = self.find(caller, key)?;
+        let _ops = lock(&e.ops);
+        self.resume_entry(&e)
+    }
+
+    fn resume_entry(&self, e: &Arc<Entry>) -> Result<Value, ApiError> {
+        let mut rec = lock(&e.st).rec.clone();
+        if !rec.suspended {
+            return Err(ApiError::new(
+                409,
+                "conflict",
+                format!("instance '{}' is not suspended", rec.name),
+            ));
+        }
+        let path = self.snapshot_path(&rec.name);
+        let snap = std::fs::read(&path)
+            .map_err(|err| ApiError::new(500, "internal", format!("{}: {err}", path.display())))?;
+        let run = self.launch_from(&rec, &e.console, Some(&snap))?;
+        let took = run.boot;
+        rec.suspended = false;
+        rec.running = true;
+        self.persist(&rec)?;
+        let _ = std::fs::remove_file(&path);
+        {
+            let mut st = lock(&e.st);
+            st.rec = rec.clone();
+            st.run = Some(run);
+            st.state = "running";
+            st.next_try = None;
+            st.failures = 0;
+        }
+        self.events.push(
+            "resumed",
+            &rec,
+            format!("resumed in {:.3} ms", took.as_secs_f64() * 1e3),
+            Vec::new(),
+        );
+        let mut v = self.view_entry(e, false);
+        v["resume_ms"] = json!(took.as_secs_f64() * 1e3);
+        Ok(v)
+    }
+
+    /// Resumes a snapshot (a file on this host or the bytes) as a new
+    /// instance: its configuration, element state and vNICs (re-attached
+    /// here as `vnics` says, else as they were) come from the snapshot.
+    pub fn resume_new(
+        &self,
+        caller: &Caller,
+        quota: Quota,
+        req: ResumeRequest,
+    ) -> Result<Value, ApiError> {
+        let snap = match (&req.file, &req.snapshot) {
+            (Some(f), None) => {
+                std::fs::read(f).map_err(|err| ApiError::bad(format!("cannot read {f}: {err}")))?
+            }
+            (None, Some(b)) => crate::b64::decode(b).map_err(ApiError::bad)?,
+            _ => return Err(ApiError::bad("give either file or snapshot")),
+        };
+        let note = clickos_instance::snapshot_note(&snap)
+            .map_err(|m| ApiError::new(422, "bad_snapshot", format!("cannot resume: {m}")))?;
+        let old: Record = serde_json::from_slice(&note).map_err(|err| {
+            ApiError::new(
+                422,
+                "bad_snapshot",
+                format!("cannot resume: the snapshot was not taken by a clickos daemon ({err})"),
+            )
+        })?;
+        let name = req.name.clone().unwrap_or(old.name.clone());
+        check_name(&name)?;
+        let vnics = req.vnics.clone().unwrap_or(old.vnics.clone());
+        for v in &vnics {
+            v.parse::<Attach>().map_err(ApiError::bad)?;
+        }
+        let tenant = caller.tenant().to_string();
+        let entry = {
+            let mut entries = lock(&self.entries);
+            if entries.contains_key(&name) {
+                return Err(ApiError::new(
+                    409,
+                    "conflict",
+                    format!("an instance named '{name}' exists"),
+                ));
+            }
+            if let Caller::Tenant(_) = caller {
+                let mine: Vec<u64> = entries
+                    .values()
+                    .filter_map(|e| {
+                        let st = lock(&e.st);
+                        (st.rec.tenant == tenant).then_some(st.rec.memory)
+                    })
+                    .collect();
+                if quota
+                    .instances
+                    .is_some_and(|max| mine.len() as u64 >= max as u64)
+                    || quota
+                        .memory
+                        .is_some_and(|max| mine.iter().sum::<u64>() + old.memory > max)
+                {
+                    return Err(ApiError::new(
+                        403,
+                        "quota_exceeded",
+                        format!("tenant '{tenant}' is at its quota"),
+                    ));
+                }
+            }
+            let id = self
+                .store
+                .next_id()
+                .map_err(|e| ApiError::new(500, "internal", e))?;
+            let rec = Record {
+                id,
+                name: name.clone(),
+                tenant,
+                vnics,
+                running: true,
+                suspended: false,
+                fault_injection: false,
+                ..old
+            };
+            let entry = Arc::new(Entry {
+                ops: Mutex::new(()),
+                st: Mutex::new(St {
+                    rec,
+                    run: None,
+                    state: "starting",
+                    restarts: 0,
+                    failures: 0,
+                    next_try: None,
+                    last_end: None,
+                    recovering: false,
+                }),
+                console: Arc::default(),
+            });
+            entries.insert(name.clone(), entry.clone());
+            entry
+        };
+        let _ops = lock(&entry.ops);
+        let rec = lock(&entry.st).rec.clone();
+        let fail = |e: ApiError| {
+            lock(&self.entries).remove(&rec.name);
+            e
+        };
+        let run = self
+            .launch_from(&rec, &entry.console, Some(&snap))
+            .map_err(fail)?;
+        self.persist(&rec).map_err(fail)?;
+        let took = run.boot;
+        {
+            let mut st = lock(&entry.st);
+            st.run = Some(run);
+            st.state = "running";
+        }
+        self.events.push(
+            "resumed",
+            &rec,
+            format!(
+                "resumed from a snapshot of '{}' in {:.3} ms",
+                old.name,
+                took.as_secs_f64() * 1e3
+            ),
+            Vec::new(),
+        );
+        let mut v = self.view_entry(&entry, false);
+        v["resume_ms"] = json!(took.as_secs_f64() * 1e3);
+        Ok(v)
+    }
+
     pub fn start(&self, caller: &Caller, key: &str) -> Result<Value, ApiError> {
         let e = self.find(caller, key)?;
         let _ops = lock(&e.ops);
+        if lock(&e.st).rec.suspended {
+            return self.resume_entry(&e);
+        }
         let mut rec = lock(&e.st).rec.clone();
         if lock(&e.st).run.is_some() {
             return Ok(self.view_entry(&e, false));
@@ -823,6 +1177,7 @@ impl Fleet {
         if let Some(r) = run {
             r.shut(false);
         }
+        let _ = std::fs::remove_file(self.snapshot_path(&rec.name));
         self.events
             .push("destroyed", &rec, "destroyed".into(), Vec::new());
         Ok(view)

@@ -14,6 +14,7 @@
 
 pub mod api;
 pub mod auth;
+pub mod b64;
 pub mod fleet;
 pub mod http;
 pub mod server;

@@ -4,7 +4,7 @@
 
 use crate::api::{self, Miss, Op};
 use crate::auth::{Caller, Tokens};
-use crate::fleet::{ApiError, CreateRequest, Fleet};
+use crate::fleet::{ApiError, CreateRequest, Fleet, ResumeRequest, SuspendRequest};
 use crate::http::{self, Limits, Request, Response};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -155,6 +155,17 @@ impl Server {
                 .and_then(|b| f.install(&caller, p(0), b.config, b.config_file)),
             Op::StopInstance => f.stop(&caller, p(0)),
             Op::StartInstance => f.start(&caller, p(0)),
+            Op::Suspend => if req.body.is_empty() {
+                Ok(SuspendRequest::default())
+            } else {
+                body::<SuspendRequest>(req)
+            }
+            .and_then(|b| f.suspend(&caller, p(0), b)),
+            Op::Resume => f.resume_in_place(&caller, p(0)),
+            Op::ResumeNew => body::<ResumeRequest>(req).and_then(|b| {
+                let quota = self.tokens.quota(caller.tenant());
+                f.resume_new(&caller, quota, b)
+            }),
             Op::ListHandlers => f.handlers(&caller, p(0)),
             Op::ReadHandler => f.read(&caller, p(0), p(1)),
             Op::WriteHandler | Op::WriteHandlerPost => {

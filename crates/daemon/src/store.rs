@@ -58,6 +58,10 @@ pub struct Record {
     /// Should it run (false after `stop`).
     pub running: bool,
     pub fault_injection: bool,
+    /// Suspended: its snapshot is `STATE/snapshots/NAME.snap` and it comes
+    /// back from there (`resume`), not from a cold boot.
+    #[serde(default)]
+    pub suspended: bool,
 }
 
 pub struct Store {

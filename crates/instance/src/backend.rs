@@ -118,6 +118,16 @@ pub trait Backend: Send + Sync {
     fn memory_footprint(&self) -> Option<u64> {
         None
     }
+    /// Pauses the instance at a safe point and returns its whole state as
+    /// a snapshot file (with `note` in it); it stays paused until
+    /// [`unpause`](Self::unpause) or [`kill`](Self::kill). Only the `vm`
+    /// level can.
+    fn snapshot(&self, note: &[u8]) -> Result<Vec<u8>, String> {
+        let _ = note;
+        Err("not supported at this isolation level".into())
+    }
+    /// Lets a paused instance run on.
+    fn unpause(&self) {}
 }
 
 /// The preparation hook: called with the control region before the

@@ -495,6 +495,164 @@ impl Instance {
         })
     }
 
+    /// Resumes an instance from a snapshot file's bytes (taken by
+    /// [`suspend`](Self::suspend) or [`snapshot`](Self::snapshot), here or
+    /// in another process or host): the configuration and every element's
+    /// state (counters, queues, NAT mappings, ARP tables) are as they were,
+    /// and it runs on from there. `opts.isolation` must be `vm`; memory and
+    /// vNICs are the snapshot's (`opts.memory` and `opts.vnics` are
+    /// ignored). Returns the instance and the note given to `suspend`. A
+    /// damaged, truncated or foreign file is refused before anything is
+    /// created.
+    pub fn resume(
+        id: u32,
+        snapshot: &[u8],
+        opts: &InstanceOptions,
+    ) -> Result<(Instance, Vec<u8>), CreateError> {
+        let t0 = Instant::now();
+        if opts.isolation != Isolation::Vm {
+            return Err(CreateError::Launch(format!(
+                "resume needs --isolation vm (asked for {})",
+                opts.isolation
+            )));
+        }
+        let snap = clickos_vmm::snapshot::parse(snapshot).map_err(CreateError::Launch)?;
+        let vnics: Vec<VnicSpec> = snap
+            .vnics()
+            .into_iter()
+            .map(|(slots, buf_size, mac)| VnicSpec {
+                slots,
+                buf_size,
+                mac,
+            })
+            .collect();
+        let console = Gate::new(
+            id,
+            opts.console.clone().unwrap_or_else(default_console),
+            opts.console_limits,
+        );
+        let spec = LaunchSpec {
+            id,
+            memory: snap.memory(),
+            vnics: vnics.clone(),
+            fault_injection: false,
+            helper_exe: None,
+            console: console.sink(),
+        };
+        let backend = match crate::vm::restore(&snap, &spec) {
+            Ok(b) => b,
+            Err(e) => {
+                console.close(CONSOLE_FLUSH);
+                return Err(CreateError::Launch(e));
+            }
+        };
+        // SAFETY: the backend maps its whole control region for its life.
+        let host = unsafe { HostEnd::new(backend.control()) };
+        if host.next_seq().is_err() {
+            backend.kill("bad snapshot");
+            console.close(CONSOLE_FLUSH);
+            return Err(CreateError::Launch(
+                "the snapshot was taken in the middle of a request".into(),
+            ));
+        }
+        let ports = (0..vnics.len())
+            .map(|k| {
+                let (base, info) = backend
+                    .vnic(k)
+                    .ok_or_else(|| CreateError::Launch(format!("vNIC {k} missing")))?;
+                // SAFETY: as in `create_on`; the rings continue from the
+                // indices their shared headers show.
+                let port = unsafe {
+                    Port {
+                        tx: Producer::resume(base, &info, Dir::Rx),
+                        rx: Consumer::resume(base, &info, Dir::Tx),
+                    }
+                };
+                Ok(Mutex::new(Some(port)))
+            })
+            .collect::<Result<Vec<_>, CreateError>>()?;
+        let seq = host.seq();
+        let inner = Arc::new(Inner {
+            id,
+            backend,
+            client: Mutex::new(host),
+            posted: AtomicU32::new(seq),
+            end_override: Mutex::new(None),
+            ports,
+            watchdog: opts.watchdog,
+            boot_timeout: opts.boot_timeout,
+            wd_heartbeat: AtomicU64::new(0),
+            wd_since: Mutex::new(Instant::now()),
+            console,
+        });
+        watchdog::register(&inner);
+        let note = snap.note().to_vec();
+        Ok((
+            Instance {
+                inner,
+                isolation: Isolation::Vm,
+                boot_time: t0.elapsed(),
+                vnic_count: vnics.len(),
+            },
+            note,
+        ))
+    }
+
+    /// Pauses the instance between requests and snapshots it (with
+    /// `note`), leaving it paused; the client lock is held meanwhile so no
+    /// request is in flight.
+    fn pause_and_snapshot(&self, note: &[u8]) -> Result<Vec<u8>, String> {
+        if self.isolation != Isolation::Vm {
+            return Err(format!(
+                "suspend needs --isolation vm (this instance runs at {})",
+                self.isolation
+            ));
+        }
+        let host = self.inner.client.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(e) = self.inner.ended() {
+            return Err(format!("the instance has ended ({e})"));
+        }
+        host.next_seq()
+            .map_err(|_| "a request is still unanswered".to_string())?;
+        self.inner.backend.snapshot(note)
+    }
+
+    /// A snapshot of the running instance (see [`resume`](Self::resume));
+    /// it runs on afterwards.
+    pub fn snapshot(&self, note: &[u8]) -> Result<Vec<u8>, String> {
+        let r = self.pause_and_snapshot(note);
+        self.inner.backend.unpause();
+        *self
+            .inner
+            .wd_since
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Instant::now();
+        r
+    }
+
+    /// Suspends the instance: pauses it, snapshots it (with `note`, given
+    /// back by [`resume`](Self::resume)) and ends it (`Killed("suspended")`).
+    /// The host's vNIC endpoints should be stopped first, or frames they
+    /// move meanwhile may be lost or seen twice. On failure the instance
+    /// runs on and the error says why.
+    pub fn suspend(&self, note: &[u8]) -> Result<Vec<u8>, String> {
+        match self.pause_and_snapshot(note) {
+            Ok(b) => {
+                self.inner.kill("suspended".into());
+                Ok(b)
+            }
+            Err(e) => {
+                self.inner.backend.unpause();
+                *self
+                    .inner
+                    .wd_since
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner()) = Instant::now();
+                Err(e)
+            }
+        }
+    }
+
     #[cfg(test)]
     pub(crate) fn control_for_tests(&self) -> *mut u8 {
         self.inner.backend.control()

@@ -26,6 +26,12 @@ pub use endpoint::{QueueError, VnicEndpoint, VnicStats};
 pub use error::{ConfigError, CreateError, HandlerError};
 pub use instance::{Instance, InstanceOptions, State, VnicPort};
 
+/// Checks a snapshot file's bytes (as [`Instance::resume`] would) and
+/// returns the note it carries, creating nothing.
+pub fn snapshot_note(snapshot: &[u8]) -> Result<Vec<u8>, String> {
+    clickos_vmm::snapshot::parse(snapshot).map(|s| s.note().to_vec())
+}
+
 /// Starts a backend at `level`.
 pub fn launch_backend(
     level: Isolation,

@@ -40,6 +40,20 @@ pub fn launch(spec: &LaunchSpec, prepare: Prepare) -> Result<Box<dyn Backend>, S
     Ok(Box::new(VmBackend { vm }))
 }
 
+/// Restores an instance's micro-VM from a parsed snapshot.
+pub fn restore(
+    snap: &clickos_vmm::snapshot::Snapshot,
+    spec: &LaunchSpec,
+) -> Result<Box<dyn Backend>, String> {
+    let console = spec.console.clone();
+    let vm = Vm::restore(
+        snap,
+        spec.id,
+        std::sync::Arc::new(move |id, text| console(id, text)),
+    )?;
+    Ok(Box::new(VmBackend { vm }))
+}
+
 struct VmBackend {
     vm: Vm,
 }
@@ -82,5 +96,11 @@ impl Backend for VmBackend {
     }
     fn memory_footprint(&self) -> Option<u64> {
         Some(self.vm.memory_footprint())
+    }
+    fn snapshot(&self, note: &[u8]) -> Result<Vec<u8>, String> {
+        self.vm.snapshot(note)
+    }
+    fn unpause(&self) {
+        self.vm.unpause()
     }
 }

@@ -204,6 +204,25 @@ impl Producer {
         }
     }
 
+    /// The producer of a ring restored from a snapshot: continues from
+    /// the head the shared header shows (frames queued but never published
+    /// were not part of it).
+    ///
+    /// # Safety
+    /// As for [`Producer::new`].
+    pub unsafe fn resume(base: *mut u8, info: &VnicInfo, dir: Dir) -> Producer {
+        // SAFETY: forwarded.
+        let v = unsafe { View::new(base, info, dir) };
+        let head = v.hdr().head.load(Ordering::Acquire);
+        Producer {
+            v,
+            head,
+            published: head,
+            limit: head,
+            full_drops: 0,
+        }
+    }
+
     /// The longest frame a slot takes.
     pub fn buf_size(&self) -> u32 {
         self.v.buf_size
@@ -291,6 +310,23 @@ impl Consumer {
             v: unsafe { View::new(base, info, dir) },
             tail: 0,
             published: 0,
+            bad_frames: 0,
+        }
+    }
+
+    /// The consumer of a ring restored from a snapshot: continues from
+    /// the tail the shared header shows.
+    ///
+    /// # Safety
+    /// As for [`Consumer::new`].
+    pub unsafe fn resume(base: *mut u8, info: &VnicInfo, dir: Dir) -> Consumer {
+        // SAFETY: forwarded.
+        let v = unsafe { View::new(base, info, dir) };
+        let tail = v.hdr().tail.load(Ordering::Acquire);
+        Consumer {
+            v,
+            tail,
+            published: tail,
             bad_frames: 0,
         }
     }

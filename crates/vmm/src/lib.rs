@@ -13,16 +13,20 @@
 //! vm.wake() / vm.wait_notify(t) / vm.wait_vnic(k, t)
 //! vm.exit()                      → Some(Exit) once ended
 //! vm.kill(why); drop(vm)
+//! vm.snapshot(note) → bytes      → the guest paused (safe point), its state written
+//! vm.unpause()  or  vm.kill(why)
+//! Vm::restore(&snapshot::parse(bytes)?, id, console) → running again
 //! ```
 
 mod boot;
 mod image;
 mod seccomp;
+pub mod snapshot;
 mod vcpu;
 
 use clickos_ring::layout::{self as L, BootInfo, VnicInfo};
 use clickos_sys::{EventFd, Mapping};
-use kvm_bindings::{kvm_userspace_memory_region, Msrs};
+use kvm_bindings::{kvm_regs, kvm_sregs, kvm_userspace_memory_region, Msrs};
 use kvm_ioctls::{IoEventAddress, Kvm, VmFd};
 use std::mem::ManuallyDrop;
 use std::os::fd::{AsFd, OwnedFd};
@@ -41,6 +45,8 @@ const VCPU_STACK: usize = 256 << 10;
 /// How long [`Vm::kill`] waits for the vCPU thread to leave the guest; a
 /// thread that does not (stuck in the console sink) is abandoned.
 pub const KILL_DEADLINE: Duration = Duration::from_secs(2);
+/// How long [`Vm::pause`] waits for the vCPU thread to park.
+pub const PAUSE_DEADLINE: Duration = Duration::from_secs(2);
 
 /// Receives console lines: (instance id, text without trailing newline).
 /// Called on the vCPU thread, which runs no guest code meanwhile: a sink
@@ -118,6 +124,28 @@ pub(crate) struct Shared {
     first_exit: Mutex<Option<Duration>>,
     /// The vCPU thread is blocked in IDLE (waiting on `wake`).
     asleep: AtomicBool,
+    /// A pause is requested: the vCPU thread parks at the top of its loop.
+    pause_req: AtomicBool,
+    pause: Mutex<Pause>,
+    pause_cv: Condvar,
+}
+
+/// The vCPU's registers at a safe point (after the instruction that
+/// exited has completed).
+#[derive(Clone, Copy)]
+pub(crate) struct CpuState {
+    pub(crate) regs: kvm_regs,
+    pub(crate) sregs: kvm_sregs,
+}
+
+pub(crate) enum Pause {
+    Running,
+    Requested,
+    /// The vCPU thread is parked; its registers (or why they could not be
+    /// read).
+    Parked(Result<Box<CpuState>, String>),
+    /// Go on running.
+    Resume,
 }
 
 pub(crate) struct RunState {
@@ -154,6 +182,11 @@ pub struct Vm {
     ram: ManuallyDrop<Mapping>,
     ram_fd: OwnedFd,
     vnics: Vec<(Mapping, OwnedFd, VnicInfo)>,
+    vnic_cfg: Vec<VnicConfig>,
+    /// The guest image (`None` for raw test code: no snapshots).
+    image: Option<&'static image::Image>,
+    mem: u64,
+    tsc_khz: u64,
     writable_image: u64,
     phases: Vec<(&'static str, Duration)>,
     thread: Mutex<Option<std::thread::JoinHandle<()>>>,
@@ -164,20 +197,46 @@ impl Vm {
     /// calls `prepare` with the host mapping of the control region, then
     /// lets the vCPU run.
     pub fn create(cfg: &VmConfig, prepare: &mut dyn FnMut(*mut u8)) -> Result<Vm, String> {
-        Self::create_with(cfg, prepare, None)
+        Self::create_with(cfg, prepare, None, None)
+    }
+
+    /// Creates a VM from a snapshot ([`snapshot::parse`]) and lets it run
+    /// on from where it was paused. `id` and `console` are this host's;
+    /// memory and vNICs are the snapshot's. The guest's clock is set to
+    /// read the wall clock again. Its vNIC rings are as they were: a host
+    /// endpoint must take its indices from the shared memory
+    /// (`clickos_ring::ring::Producer::resume`).
+    pub fn restore(snap: &snapshot::Snapshot, id: u32, console: Console) -> Result<Vm, String> {
+        let cfg = VmConfig {
+            id,
+            memory: snap.memory,
+            vnics: snap
+                .vnics
+                .iter()
+                .map(|v| VnicConfig {
+                    slots: v.slots,
+                    buf_size: v.buf_size,
+                    mac: v.mac,
+                })
+                .collect(),
+            fault_injection: false,
+            console,
+        };
+        Self::create_with(&cfg, &mut |_| {}, None, Some(snap))
     }
 
     /// Boots raw code instead of the guest image (tests): `code` is loaded
     /// at IMAGE_GPA as one read-execute page range and entered there.
     #[doc(hidden)]
     pub fn create_raw(cfg: &VmConfig, code: &[u8]) -> Result<Vm, String> {
-        Self::create_with(cfg, &mut |_| {}, Some(code))
+        Self::create_with(cfg, &mut |_| {}, Some(code), None)
     }
 
     fn create_with(
         cfg: &VmConfig,
         prepare: &mut dyn FnMut(*mut u8),
         raw: Option<&[u8]>,
+        restore: Option<&snapshot::Snapshot>,
     ) -> Result<Vm, String> {
         let t0 = Instant::now();
         let mut phases = Vec::new();
@@ -191,13 +250,26 @@ impl Vm {
         };
         let kvm = kvm()?;
         let raw_image;
+        let mut real_image = None;
         let image: &image::Image = match raw {
-            None => image::Image::get()?,
+            None => {
+                let i = image::Image::get()?;
+                real_image = Some(i);
+                i
+            }
             Some(code) => {
                 raw_image = raw_code_image(code)?;
                 &raw_image
             }
         };
+        if let Some(snap) = restore {
+            if snap.image_id != image_id() {
+                return Err("the snapshot was taken with another guest image (another clickos build); it cannot be resumed by this one".into());
+            }
+            if snap.memory != L::align_up(snap.memory.max(4 << 20), 2 << 20) {
+                return Err(format!("snapshot is malformed (memory {:#x})", snap.memory));
+            }
+        }
         if cfg.vnics.len() > L::MAX_VNICS {
             return Err(format!("at most {} vNICs", L::MAX_VNICS));
         }
@@ -235,6 +307,10 @@ impl Vm {
             })
         }
         .map_err(|e| format!("KVM_SET_USER_MEMORY_REGION: {e}"))?;
+        if let Some(snap) = restore {
+            // SAFETY: the runs were checked to lie inside `mem` bytes.
+            unsafe { write_pages(ram.ptr(), &snap.ram) };
+        }
 
         // vNICs: one memfd and memslot each.
         let mut vnics = Vec::new();
@@ -250,8 +326,18 @@ impl Vm {
             let map = Mapping::shared(fd.as_fd(), info.size as usize)
                 .map_err(|e| format!("vNIC {k}: {e}"))?;
             info.base = L::VNIC_GPA + k as u64 * L::VNIC_STRIDE;
-            // SAFETY: the mapping is `info.size` bytes, laid out by vnic_layout.
-            unsafe { clickos_ring::ring::init_region(map.ptr(), &info) };
+            match restore {
+                Some(snap) => {
+                    if snap.vnics[k].size != info.size {
+                        return Err(format!("snapshot is malformed (vNIC {k} region size)"));
+                    }
+                    // SAFETY: the runs were checked against the region's
+                    // size, which is the mapping's.
+                    unsafe { write_pages(map.ptr(), &snap.vnic_pages[k]) };
+                }
+                // SAFETY: the mapping is `info.size` bytes, laid out by vnic_layout.
+                None => unsafe { clickos_ring::ring::init_region(map.ptr(), &info) },
+            }
             // SAFETY: the slot covers exactly this mapping, which outlives the VM.
             unsafe {
                 vm.set_user_memory_region(kvm_userspace_memory_region {
@@ -267,60 +353,83 @@ impl Vm {
         }
         lap("memory", &mut phases);
 
-        // Control region: GDT, page tables, boot information.
-        let vnic_ranges: Vec<(u64, u64)> = vnics.iter().map(|v| (v.2.base, v.2.size)).collect();
-        // SAFETY: the RAM mapping covers the control region.
-        unsafe {
-            boot::write_gdt(ram.ptr());
-            boot::write_page_tables(ram.ptr(), &plan, &image.segments, &vnic_ranges)?;
+        // Control region: GDT, page tables, boot information (a restored
+        // VM has its own in its RAM).
+        if restore.is_none() {
+            let vnic_ranges: Vec<(u64, u64)> = vnics.iter().map(|v| (v.2.base, v.2.size)).collect();
+            // SAFETY: the RAM mapping covers the control region.
+            unsafe {
+                boot::write_gdt(ram.ptr());
+                boot::write_page_tables(ram.ptr(), &plan, &image.segments, &vnic_ranges)?;
+            }
+            // Prefault the stack top and the heap's first pages (the allocator's
+            // metadata) on the host: a guest first touch costs far more.
+            // SAFETY: both ranges are inside guest RAM.
+            unsafe {
+                std::ptr::write_volatile(ram.ptr().add(mem as usize - 8) as *mut u64, 0);
+                std::ptr::write_volatile(ram.ptr().add(plan.heap_start as usize), 0u8);
+            }
+            lap("page tables", &mut phases);
         }
-        // Prefault the stack top and the heap's first pages (the allocator's
-        // metadata) on the host: a guest first touch costs far more.
-        // SAFETY: both ranges are inside guest RAM.
-        unsafe {
-            std::ptr::write_volatile(ram.ptr().add(mem as usize - 8) as *mut u64, 0);
-            std::ptr::write_volatile(ram.ptr().add(plan.heap_start as usize), 0u8);
-        }
-        lap("page tables", &mut phases);
 
         let mut vcpu = vm
             .create_vcpu(0)
             .map_err(|e| format!("KVM_CREATE_VCPU: {e}"))?;
         lap("vCPU", &mut phases);
-        let sregs = vcpu
-            .get_sregs()
-            .map_err(|e| format!("KVM_GET_SREGS: {e}"))?;
-        vcpu.set_sregs(&boot::sregs(sregs))
-            .map_err(|e| format!("KVM_SET_SREGS: {e}"))?;
-        vcpu.set_regs(&boot::regs(image.entry, plan.stack_top))
-            .map_err(|e| format!("KVM_SET_REGS: {e}"))?;
         let tsc_khz = tsc_khz(&vcpu)?;
-        let (tsc_base, epoch_ns) = sample_tsc(&vcpu)?;
-        lap("registers", &mut phases);
-
-        let mut bi = BootInfo::empty();
-        bi.instance_id = cfg.id;
-        bi.control_base = boot::CONTROL_ALIAS;
-        bi.mem_size = mem;
-        bi.heap_start = plan.heap_start;
-        bi.heap_size = plan.heap_size;
-        bi.tsc_khz = tsc_khz;
-        bi.tsc_base = tsc_base;
-        bi.epoch_ns = epoch_ns;
-        bi.flags = if cfg.fault_injection {
-            L::FLAG_FAULT_INJECTION
-        } else {
-            0
-        };
-        bi.nvnics = vnics.len() as u32;
-        for (k, v) in vnics.iter().enumerate() {
-            bi.vnics[k] = v.2;
+        if let Some(snap) = restore {
+            vcpu.set_sregs(&snap.sregs)
+                .map_err(|e| format!("KVM_SET_SREGS: {e}"))?;
+            vcpu.set_regs(&snap.regs)
+                .map_err(|e| format!("KVM_SET_REGS: {e}"))?;
+            // SAFETY: the boot information page is inside the RAM mapping
+            // and the guest does not run yet.
+            unsafe {
+                let at = ram.ptr().add(L::BOOTINFO_OFF as usize) as *mut BootInfo;
+                let mut bi = std::ptr::read_volatile(at);
+                rebase_guest_clock(&vcpu, &mut bi, tsc_khz, snap.taken_ns)?;
+                std::ptr::write_volatile(at, bi);
+            }
+            lap("registers", &mut phases);
         }
-        // SAFETY: the boot information page is in the RAM mapping; the
-        // mailbox page likewise (reset before the guest exists).
-        unsafe {
-            std::ptr::write_volatile(ram.ptr().add(L::BOOTINFO_OFF as usize) as *mut BootInfo, bi);
-            (*(ram.ptr().add(L::MAILBOX_OFF as usize) as *const clickos_ring::Mailbox)).reset();
+        if restore.is_none() {
+            let sregs = vcpu
+                .get_sregs()
+                .map_err(|e| format!("KVM_GET_SREGS: {e}"))?;
+            vcpu.set_sregs(&boot::sregs(sregs))
+                .map_err(|e| format!("KVM_SET_SREGS: {e}"))?;
+            vcpu.set_regs(&boot::regs(image.entry, plan.stack_top))
+                .map_err(|e| format!("KVM_SET_REGS: {e}"))?;
+            let (tsc_base, epoch_ns) = sample_tsc(&vcpu)?;
+            lap("registers", &mut phases);
+
+            let mut bi = BootInfo::empty();
+            bi.instance_id = cfg.id;
+            bi.control_base = boot::CONTROL_ALIAS;
+            bi.mem_size = mem;
+            bi.heap_start = plan.heap_start;
+            bi.heap_size = plan.heap_size;
+            bi.tsc_khz = tsc_khz;
+            bi.tsc_base = tsc_base;
+            bi.epoch_ns = epoch_ns;
+            bi.flags = if cfg.fault_injection {
+                L::FLAG_FAULT_INJECTION
+            } else {
+                0
+            };
+            bi.nvnics = vnics.len() as u32;
+            for (k, v) in vnics.iter().enumerate() {
+                bi.vnics[k] = v.2;
+            }
+            // SAFETY: the boot information page is in the RAM mapping; the
+            // mailbox page likewise (reset before the guest exists).
+            unsafe {
+                std::ptr::write_volatile(
+                    ram.ptr().add(L::BOOTINFO_OFF as usize) as *mut BootInfo,
+                    bi,
+                );
+                (*(ram.ptr().add(L::MAILBOX_OFF as usize) as *const clickos_ring::Mailbox)).reset();
+            }
         }
 
         // Eventfds: wake (host → guest), notify (CTRL_DONE), kicks.
@@ -359,6 +468,9 @@ impl Vm {
             run_cv: Condvar::new(),
             first_exit: Mutex::new(None),
             asleep: AtomicBool::new(false),
+            pause_req: AtomicBool::new(false),
+            pause: Mutex::new(Pause::Running),
+            pause_cv: Condvar::new(),
         });
         let t = vcpu::VcpuThread {
             vcpu,
@@ -384,6 +496,10 @@ impl Vm {
             ram: ManuallyDrop::new(ram),
             ram_fd,
             vnics,
+            vnic_cfg: cfg.vnics.clone(),
+            image: real_image,
+            mem,
+            tsc_khz,
             writable_image: image.writable,
             phases,
             thread: Mutex::new(Some(handle)),
@@ -457,6 +573,10 @@ impl Vm {
         }
         self.shared.killed.store(true, Ordering::Release);
         clickos_sys::signal(&self.shared.wake);
+        {
+            let _p = self.shared.pause.lock().unwrap();
+            self.shared.pause_cv.notify_all();
+        }
         let mut rs = self.shared.run.lock().unwrap();
         // SAFETY: pthread_self has no preconditions.
         if rs.running && rs.thread == unsafe { libc::pthread_self() } {
@@ -489,6 +609,132 @@ impl Vm {
         }
         drop(rs);
         self.shared.finish(Exit::Killed(why.to_string()));
+    }
+
+    /// Stops the guest at a safe point and parks its vCPU thread: the
+    /// instruction that last exited is completed, so the registers and
+    /// memory are a consistent state to copy ([`snapshot`](Self::snapshot)).
+    /// Idempotent. The guest stays parked until [`unpause`](Self::unpause)
+    /// or [`kill`](Self::kill). A guest that is mid-request keeps its
+    /// request: suspend only an idle mailbox.
+    pub fn pause(&self) -> Result<(), String> {
+        let sh = &self.shared;
+        {
+            let mut p = sh.pause.lock().unwrap();
+            match &*p {
+                Pause::Parked(_) => return Ok(()),
+                Pause::Requested => {}
+                Pause::Running | Pause::Resume => *p = Pause::Requested,
+            }
+        }
+        sh.pause_req.store(true, Ordering::Release);
+        clickos_sys::signal(&sh.wake);
+        let t0 = Instant::now();
+        loop {
+            {
+                let p = sh.pause.lock().unwrap();
+                if let Pause::Parked(_) = &*p {
+                    return Ok(());
+                }
+            }
+            if let Some(e) = self.exit() {
+                return Err(format!("the VM has ended ({e:?})"));
+            }
+            if t0.elapsed() >= PAUSE_DEADLINE {
+                return Err(format!(
+                    "the vCPU did not stop within {} s",
+                    PAUSE_DEADLINE.as_secs()
+                ));
+            }
+            {
+                let rs = sh.run.lock().unwrap();
+                if rs.running && !sh.asleep.load(Ordering::Acquire) {
+                    // SAFETY: as in `kill`: while `running` the vCPU thread
+                    // owns the kvm_run mapping; signalling it is sound. The
+                    // thread clears `immediate_exit` when it sees it.
+                    unsafe {
+                        std::ptr::write_volatile(rs.immediate_exit, 1);
+                        libc::pthread_kill(rs.thread, vcpu::kick_signal());
+                    }
+                }
+            }
+            let p = sh.pause.lock().unwrap();
+            if !matches!(&*p, Pause::Parked(_)) {
+                drop(
+                    sh.pause_cv
+                        .wait_timeout(p, Duration::from_micros(500))
+                        .unwrap(),
+                );
+            }
+        }
+    }
+
+    /// Lets a paused guest run on.
+    pub fn unpause(&self) {
+        let mut p = self.shared.pause.lock().unwrap();
+        if matches!(&*p, Pause::Parked(_) | Pause::Requested) {
+            *p = Pause::Resume;
+            self.shared.pause_cv.notify_all();
+        }
+    }
+
+    /// Pauses the guest ([`pause`](Self::pause)) and returns its whole
+    /// state as a snapshot file's bytes (`snapshot` module), with `note`
+    /// (the caller's) in it. The guest stays paused: [`unpause`]
+    /// (Self::unpause) it or kill it.
+    pub fn snapshot(&self, note: &[u8]) -> Result<Vec<u8>, String> {
+        let image = self.image.ok_or("a VM of raw code cannot be snapshotted")?;
+        self.pause()?;
+        let cpu = match &*self.shared.pause.lock().unwrap() {
+            Pause::Parked(r) => *r.clone()?,
+            _ => return Err("the VM is not paused".into()),
+        };
+        let taken = clickos_sys::realtime_ns();
+        let mut w = snapshot::Writer::new();
+        w.u64(image_id());
+        w.u64(self.tsc_khz);
+        w.u64(taken as u64);
+        w.u32(self.shared.id);
+        w.u64(self.mem);
+        w.u32(self.vnics.len() as u32);
+        for (v, c) in self.vnics.iter().zip(&self.vnic_cfg) {
+            w.u32(c.slots);
+            w.u32(c.buf_size);
+            w.buf.extend_from_slice(&c.mac);
+            w.u64(v.2.size);
+        }
+        w.bytes(snapshot::pod_bytes(&cpu.regs));
+        w.bytes(snapshot::pod_bytes(&cpu.sregs));
+        w.bytes(note);
+        let page = L::PAGE_SIZE as usize;
+        let img_first = (L::IMAGE_GPA / L::PAGE_SIZE) as usize;
+        let img_pages = (image.span / L::PAGE_SIZE) as usize;
+        let img = Mapping::shared(image.fd.as_fd(), image.span as usize)
+            .map_err(|e| format!("mapping the guest image: {e}"))?;
+        // SAFETY: the image mapping is `span` bytes, read only here.
+        let img = unsafe { std::slice::from_raw_parts(img.ptr() as *const u8, img.len()) };
+        let data = data_pages(self.ram_fd.as_fd(), self.mem);
+        // SAFETY: guest RAM is mapped for `mem` bytes and the guest is
+        // parked: nothing writes it while it is read.
+        let ram =
+            unsafe { std::slice::from_raw_parts(self.ram.ptr() as *const u8, self.mem as usize) };
+        w.pages(ram, |p, bytes| {
+            if (img_first..img_first + img_pages).contains(&p) {
+                let o = (p - img_first) * page;
+                bytes != &img[o..o + page]
+            } else {
+                data[p] && !snapshot::is_zero(bytes)
+            }
+        });
+        for (map, fd, info) in &self.vnics {
+            let data = data_pages(fd.as_fd(), info.size);
+            // SAFETY: the vNIC mapping is `size` bytes. The host side of the
+            // rings may still write it: the caller stops its endpoints first.
+            let b =
+                unsafe { std::slice::from_raw_parts(map.ptr() as *const u8, info.size as usize) };
+            w.pages(b, |p, bytes| data[p] && !snapshot::is_zero(bytes));
+        }
+        Ok(w.finish())
     }
 
     /// Gives up on a vCPU thread that did not stop: reports it and wakes
@@ -558,6 +804,84 @@ impl Drop for Vm {
         // without abandoning it).
         unsafe { ManuallyDrop::drop(&mut self.ram) };
     }
+}
+
+/// Copies page runs into a mapping.
+///
+/// # Safety
+/// `base` must map every page the runs name.
+unsafe fn write_pages(base: *mut u8, runs: &[(u32, Vec<u8>)]) {
+    for (first, bytes) in runs {
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                bytes.as_ptr(),
+                base.add(*first as usize * L::PAGE_SIZE as usize),
+                bytes.len(),
+            )
+        };
+    }
+}
+
+/// Which pages of a memfd hold data (`SEEK_DATA`/`SEEK_HOLE`): holes read
+/// as zeros and are left out of a snapshot without being touched (reading
+/// them through the mapping would allocate them).
+fn data_pages(fd: std::os::fd::BorrowedFd<'_>, len: u64) -> Vec<bool> {
+    use std::os::fd::AsRawFd;
+    let pages = (len / L::PAGE_SIZE) as usize;
+    let mut v = vec![false; pages];
+    let mut off: i64 = 0;
+    while (off as u64) < len {
+        // SAFETY: lseek on a descriptor we own; no memory is passed.
+        let d = unsafe { libc::lseek(fd.as_raw_fd(), off, libc::SEEK_DATA) };
+        if d < 0 {
+            break;
+        }
+        // SAFETY: as above.
+        let h = unsafe { libc::lseek(fd.as_raw_fd(), d, libc::SEEK_HOLE) };
+        let h = if h < 0 { len as i64 } else { h };
+        let first = (d as u64 / L::PAGE_SIZE) as usize;
+        let last = (L::align_up(h as u64, L::PAGE_SIZE) / L::PAGE_SIZE) as usize;
+        for p in v.iter_mut().take(last.min(pages)).skip(first) {
+            *p = true;
+        }
+        if h <= off {
+            break;
+        }
+        off = h;
+    }
+    v
+}
+
+/// The embedded guest image's identity (a checksum of the ELF).
+fn image_id() -> u64 {
+    static ID: OnceLock<u64> = OnceLock::new();
+    *ID.get_or_init(|| snapshot::checksum(GUEST_ELF))
+}
+
+/// Rebases a restored guest's clock: the guest computes the time from
+/// the boot information's `epoch_ns` at `tsc_base` (re-read on every
+/// reading), so pointing them at this vCPU's TSC now and the wall clock
+/// now (never earlier than when the snapshot was taken) makes it read the
+/// wall clock again, whatever this host's TSC is (under PVM the guest
+/// reads the host's; under VT-x a new VM's starts near zero). Timers due
+/// meanwhile fire at once.
+fn rebase_guest_clock(
+    vcpu: &kvm_ioctls::VcpuFd,
+    bi: &mut BootInfo,
+    host_khz: u64,
+    taken_ns: i64,
+) -> Result<(), String> {
+    if bi.tsc_khz == 0 || host_khz.abs_diff(bi.tsc_khz) * 1000 > bi.tsc_khz {
+        return Err(format!(
+            "the snapshot's guest counts time at {} kHz, this host's TSC runs at {host_khz} kHz",
+            bi.tsc_khz
+        ));
+    }
+    let (tsc, now) = sample_tsc(vcpu)?;
+    bi.tsc_base = tsc;
+    bi.epoch_ns = now.max(taken_ns);
+    Ok(())
 }
 
 fn register(vm: &VmFd, e: &EventFd, port: u16, datamatch: u32) -> Result<(), String> {

@@ -1,7 +1,7 @@
 //! The vCPU thread: runs the guest, serves its hypercalls, and leaves when
 //! the guest ends or the host kills it.
 
-use crate::{Exit, Shared};
+use crate::{CpuState, Exit, Pause, Shared};
 use clickos_ring::layout::{port, CONSOLE_OFF, CONSOLE_SIZE, MAILBOX_OFF};
 use clickos_ring::Mailbox;
 use kvm_ioctls::{VcpuExit, VcpuFd, VmFd};
@@ -66,6 +66,12 @@ impl VcpuThread {
             if sh.killed.load(Ordering::Acquire) {
                 return Exit::Killed(String::new());
             }
+            if sh.pause_req.load(Ordering::Acquire) {
+                if let Some(e) = self.park() {
+                    return e;
+                }
+                continue;
+            }
             let r = self.vcpu.run();
             if first {
                 first = false;
@@ -94,12 +100,20 @@ impl VcpuThread {
                         self.where_()
                     ));
                 }
-                Ok(VcpuExit::Intr) => continue,
+                Ok(VcpuExit::Intr) => {
+                    // A kick (pause): `kill` and `pause` set their flag
+                    // before `immediate_exit`, and the loop's top looks.
+                    self.vcpu.set_kvm_immediate_exit(0);
+                    continue;
+                }
                 Ok(other) => {
                     let what = format!("{other:?}");
                     return Exit::Crashed(format!("unexpected exit {what}{}", self.where_()));
                 }
-                Err(e) if e.errno() == libc::EINTR || e.errno() == libc::EAGAIN => continue,
+                Err(e) if e.errno() == libc::EINTR || e.errno() == libc::EAGAIN => {
+                    self.vcpu.set_kvm_immediate_exit(0);
+                    continue;
+                }
                 Err(e) => return Exit::Crashed(format!("KVM_RUN failed: {e}")),
             };
             match port {
@@ -132,6 +146,52 @@ impl VcpuThread {
                 }
                 p => return Exit::Crashed(format!("bad hypercall: port {p:#x} ({data:#x})")),
             }
+        }
+    }
+
+    /// Parks at a safe point for a pause: completes the instruction that
+    /// last exited (KVM finishes a pending port write on the next KVM_RUN
+    /// before it honours `immediate_exit`), reads the registers, reports
+    /// them and waits for `Resume` (`None`) or a kill.
+    fn park(&mut self) -> Option<Exit> {
+        let sh = self.shared.clone();
+        self.vcpu.set_kvm_immediate_exit(1);
+        let ran = match self.vcpu.run() {
+            Err(e) if e.errno() == libc::EINTR || e.errno() == libc::EAGAIN => Ok(()),
+            Ok(VcpuExit::Intr) => Ok(()),
+            Ok(other) => Err(format!("the vCPU did not stop cleanly: {other:?}")),
+            Err(e) => Err(format!("KVM_RUN failed: {e}")),
+        };
+        self.vcpu.set_kvm_immediate_exit(0);
+        let state = ran.and_then(|()| {
+            Ok(Box::new(CpuState {
+                regs: self
+                    .vcpu
+                    .get_regs()
+                    .map_err(|e| format!("KVM_GET_REGS: {e}"))?,
+                sregs: self
+                    .vcpu
+                    .get_sregs()
+                    .map_err(|e| format!("KVM_GET_SREGS: {e}"))?,
+            }))
+        });
+        let mut p = sh.pause.lock().unwrap();
+        *p = Pause::Parked(state);
+        sh.pause_cv.notify_all();
+        loop {
+            if sh.killed.load(Ordering::Acquire) {
+                return Some(Exit::Killed(String::new()));
+            }
+            if matches!(&*p, Pause::Resume) {
+                *p = Pause::Running;
+                sh.pause_req.store(false, Ordering::Release);
+                return None;
+            }
+            p = sh
+                .pause_cv
+                .wait_timeout(p, Duration::from_millis(5))
+                .unwrap()
+                .0;
         }
     }
 
