@@ -48,3 +48,39 @@ pub fn in_netns<T: Send + 'static>(ns: &str, f: impl FnOnce() -> T + Send + 'sta
     .join()
     .expect("netns thread")
 }
+
+/// Starts a static web server for `dir` on `addr:port` in namespace `ns`
+/// (Python's, as `python3 -m http.server` would, but without the reverse
+/// DNS lookup `http.server` makes between bind and listen: in a namespace
+/// without a resolver that lookup leaves the port bound but refusing
+/// connections for many seconds). Returns once it accepts connections.
+pub fn web_server(ns: &str, addr: &str, port: u16, dir: &std::path::Path) -> Child {
+    let code = format!(
+        "import functools, http.server as h, socketserver as s\n\
+         s.ThreadingTCPServer.allow_reuse_address = True\n\
+         s.ThreadingTCPServer(('{addr}', {port}), functools.partial(\
+         h.SimpleHTTPRequestHandler, directory={dir:?})).serve_forever()",
+        dir = dir.display().to_string()
+    );
+    let mut child = Command::new("ip")
+        .args(["netns", "exec", ns, "python3", "-c", &code])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn python3");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let o = sh(ns, &format!("ss -Hltn 'sport = :{port}'"));
+        if String::from_utf8_lossy(&o.stdout).contains("LISTEN") {
+            return child;
+        }
+        if let Ok(Some(st)) = child.try_wait() {
+            panic!("the web server in {ns} on {addr}:{port} exited: {st}");
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the web server in {ns} on {addr}:{port} did not listen within 30 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
