@@ -22,6 +22,7 @@ const ARGS: &[(&str, &str)] = &[
     ("Align", "4, 0"),
     ("ICMPIPEncap", "10.0.0.1, 10.0.0.2, unreachable, host"),
     ("LinkUnqueue", "1ms, 1Gbps"),
+    ("IPRateMonitor", "PACKETS, 1, 100"),
     ("Message", "\"hello from Message\""),
     ("ARPQuerier", "10.0.0.1, 00:01:02:03:04:05"),
     ("ARPResponder", "10.0.0.1 00:01:02:03:04:05"),

@@ -7,6 +7,7 @@ pub mod aggregatecounter;
 pub mod aggregateip;
 pub mod aggregateipflows;
 pub mod ipfixexport;
+pub mod ipratemon;
 pub mod settimestampdelta;
 pub mod timefilter;
 
@@ -16,6 +17,7 @@ pub static SPECS: &[&ClassSpec] = &[
     &aggregateip::SPEC,
     &aggregateipflows::SPEC,
     &ipfixexport::SPEC,
+    &ipratemon::SPEC,
     &settimestampdelta::SPEC,
     &timefilter::SPEC,
 ];
