@@ -5,6 +5,10 @@ use crate::prelude::*;
 use click_classify::Program;
 use click_lang::args::split_args;
 
+/// Packets classified in lockstep (see `Program::matches_n`): their walks
+/// are independent chains of dependent loads, which the processor overlaps.
+const LANES: usize = 4;
+
 /// Matching core shared by `IPFilter` and `IPClassifier`: a compiled
 /// program run on the packet from its network-header annotation.
 #[derive(Default)]
@@ -39,31 +43,20 @@ impl IpMatcher {
     pub(crate) fn push_batch(&mut self, batch: Batch, cx: &Ctx) {
         let Some(prog) = &self.prog else { return };
         let n = self.noutputs;
-        let Some(first) = batch.first() else { return };
-        let p0 = Self::port_for(prog, n, first);
-        // The usual case, a batch that all goes one way, needs no list of
-        // ports: classify until a packet goes elsewhere.
-        let mut i = 1;
-        let mut pi = p0;
-        while i < batch.len() {
-            pi = Self::port_for(prog, n, &batch[i]);
-            if pi != p0 {
-                break;
-            }
-            i += 1;
-        }
-        if i == batch.len() {
-            if p0 == DROP_PORT {
-                cx.recycle_batch(batch);
-            } else {
-                cx.push_batch(p0 as usize, batch);
-            }
-            return;
-        }
         self.ports.clear();
-        self.ports.resize(i, p0);
-        self.ports.push(pi);
-        for p in &batch[i + 1..] {
+        // LANES walks at a time (see `Program::matches_n`)
+        let mut chunks = batch.chunks_exact(LANES);
+        for c in &mut chunks {
+            let hs: [Option<&[u8]>; LANES] = core::array::from_fn(|i| c[i].network_header());
+            if hs.iter().all(|h| h.is_some()) {
+                let r = prog.matches_n(hs.map(|h| h.unwrap_or_default()));
+                self.ports.extend(r.map(|r| port_code(r, n)));
+            } else {
+                self.ports
+                    .extend(c.iter().map(|p| Self::port_for(prog, n, p)));
+            }
+        }
+        for p in chunks.remainder() {
             self.ports.push(Self::port_for(prog, n, p));
         }
         dispatch(batch, &self.ports, cx);
