@@ -87,10 +87,10 @@ struct Fast {
     /// word read needs no swap.
     mask: u32,
     value: u32,
-    /// [no, yes]
     /// [no, yes], instructions as byte offsets into the `fast` table
-    /// (saving a multiplication per step), results as they are.
-    next: [Target; 2],
+    /// (saving a multiplication per step), results as they are; pointer
+    /// wide, so a step's offset needs no widening.
+    next: [isize; 2],
 }
 
 /// Which element's conventions a program follows.
@@ -202,7 +202,7 @@ impl Program {
                 tsel: if i.transp { u32::MAX } else { 0 },
                 mask: i.mask.to_be(),
                 value: i.value.to_be(),
-                next: [i.no, i.yes],
+                next: [i.no as isize, i.yes as isize],
             })
             .collect();
         // Every successor is a valid index or a result: `matches` relies
@@ -210,16 +210,16 @@ impl Program {
         assert!(
             fast.iter()
                 .flat_map(|f| f.next)
-                .chain([entry])
+                .chain([entry as isize])
                 .all(|t| t < 0 || (t as usize) < fast.len()),
             "classifier program with a dangling jump"
         );
         assert!(fast.len() <= i32::MAX as usize / core::mem::size_of::<Fast>());
-        let byte_off = |t: Target| {
+        let byte_off = |t: isize| {
             if t < 0 {
                 t
             } else {
-                t * core::mem::size_of::<Fast>() as Target
+                t * core::mem::size_of::<Fast>() as isize
             }
         };
         let fast: Vec<Fast> = fast
@@ -253,8 +253,28 @@ impl Program {
     /// Classifier: `data` is the whole packet (from its data start).
     /// IP variants: `data` is the packet starting at its network (IP) header.
     /// Returns the output port, or None to drop.
-    #[inline]
+    #[inline(always)]
     pub fn matches(&self, data: &[u8]) -> Option<usize> {
+        if self.entry >= 0 {
+            let tbase = if self.kind == Kind::Ip {
+                transport_base(data)
+            } else {
+                0
+            };
+            if data.len() >= self.safe_net && data.len() >= tbase + self.safe_transp {
+                // Click's "safe length": every word any instruction reads
+                // is inside the packet, so the walk needs no bounds checks.
+                // SAFETY: as just checked.
+                return decode(unsafe { self.walk(data.as_ptr(), tbase) });
+            }
+        }
+        self.matches_short(data)
+    }
+
+    /// [`matches`](Self::matches) for a program that decides without a
+    /// test, or a packet shorter than the safe length (every read checked).
+    #[inline(never)]
+    fn matches_short(&self, data: &[u8]) -> Option<usize> {
         let mut t = self.entry;
         if t < 0 {
             return decode(t);
@@ -264,31 +284,6 @@ impl Program {
         } else {
             0
         };
-        if data.len() >= self.safe_net && data.len() >= tbase + self.safe_transp {
-            // Click's "safe length": every word any instruction reads is
-            // inside the packet, so the walk needs no bounds checks.
-            let ptr = data.as_ptr();
-            let mut t = self.fast_entry();
-            loop {
-                // SAFETY: `t` is an instruction's byte offset (`t >= 0`
-                // here, and `build` checked every successor and the entry
-                // point).
-                let f = unsafe { self.node(t) };
-                let start = f.off as usize + (tbase & f.tsel as usize);
-                // SAFETY: start + 4 <= safe_net or tbase + safe_transp,
-                // both at most data.len() (checked above); read_unaligned
-                // has no alignment requirement.
-                let w = unsafe { ptr.add(start).cast::<u32>().read_unaligned() };
-                t = if w & f.mask == f.value {
-                    f.next[1]
-                } else {
-                    f.next[0]
-                };
-                if t < 0 {
-                    return decode(t);
-                }
-            }
-        }
         loop {
             let ins = &self.insns[t as usize];
             let start = ins.off as usize + if ins.transp { tbase } else { 0 };
@@ -317,13 +312,40 @@ impl Program {
         self.matches_n(d)
     }
 
+    /// The walk over the fast table from the entry to a result, for a
+    /// packet that holds every word the program reads: one load, mask and
+    /// compare per step, the next step picked by the outcome.
+    ///
+    /// # Safety
+    /// `self.entry >= 0`, and the packet at `ptr` is at least
+    /// `safe_net` bytes long and at least `tbase + safe_transp`.
+    #[inline(always)]
+    unsafe fn walk(&self, ptr: *const u8, tbase: usize) -> Target {
+        let mut t = self.fast_entry();
+        loop {
+            // SAFETY: `t` is an instruction's byte offset (`t >= 0`
+            // here, and `build` checked every successor and the entry
+            // point).
+            let f = unsafe { self.node(t) };
+            let start = f.off as usize + (tbase & f.tsel as usize);
+            // SAFETY: start + 4 <= safe_net or tbase + safe_transp, both
+            // at most the packet's length (the caller's promise);
+            // read_unaligned has no alignment requirement.
+            let w = unsafe { ptr.add(start).cast::<u32>().read_unaligned() };
+            t = f.next[usize::from(w & f.mask == f.value)];
+            if t < 0 {
+                return t as Target;
+            }
+        }
+    }
+
     /// The fast-table instruction at byte offset `t`.
     ///
     /// # Safety
     /// `t` must be a byte offset taken from a `Fast::next` or made by
     /// [`Program::fast_entry`] (checked in `build`), not a result.
     #[inline(always)]
-    unsafe fn node(&self, t: Target) -> &Fast {
+    unsafe fn node(&self, t: isize) -> &Fast {
         &*self
             .fast
             .as_ptr()
@@ -334,8 +356,8 @@ impl Program {
 
     /// The entry instruction as a fast-table byte offset (`entry >= 0`).
     #[inline(always)]
-    fn fast_entry(&self) -> Target {
-        self.entry * core::mem::size_of::<Fast>() as Target
+    fn fast_entry(&self) -> isize {
+        self.entry as isize * core::mem::size_of::<Fast>() as isize
     }
 
     /// [`matches4`](Self::matches4) for `N` packets.
@@ -388,7 +410,7 @@ impl Program {
                 };
             }
         }
-        t.map(decode)
+        t.map(|t| decode(t as Target))
     }
 
     /// Number of instructions executed to classify `data` (for tuning and

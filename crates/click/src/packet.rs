@@ -235,7 +235,7 @@ struct Buf {
     nh: u32,
     th: u32,
     /// The read-only buffer the data lives in, when shared.
-    shared: Option<Rc<[u8]>>,
+    shared: Option<SharedRef>,
     /// Where the shared buffer's data starts (before: zero headroom, which
     /// unsharing need not copy).
     shared_start: u32,
@@ -310,6 +310,7 @@ impl Buf {
         let Some(sh) = self.shared.take() else {
             return;
         };
+        let sh = sh.mem();
         if self.own_len() < sh.len() {
             let own = NonNull::from(Box::leak(vec![0u8; sh.len()].into_boxed_slice()));
             // SAFETY: as in `Drop`; `self.own` is replaced at once.
@@ -333,13 +334,98 @@ impl Buf {
     }
 }
 
+/// The heap part of a [`SharedRef`]: a reference count and the bytes.
+struct SharedInner {
+    refs: core::cell::Cell<usize>,
+    mem: Box<[u8]>,
+}
+
+/// A counted reference to read-only shared packet data: an `Rc<[u8]>`
+/// with a thin pointer, whose count a source can raise once for a whole
+/// batch ([`SharedRef::add_refs`], [`SharedRef::claim`]) rather than once
+/// per packet. Like `Rc`, neither `Send` nor `Sync` (the `NonNull`).
+struct SharedRef(NonNull<SharedInner>);
+
+impl SharedRef {
+    fn new(mem: Box<[u8]>) -> SharedRef {
+        let inner = Box::new(SharedInner {
+            refs: core::cell::Cell::new(1),
+            mem,
+        });
+        SharedRef(NonNull::from(Box::leak(inner)))
+    }
+
+    #[inline(always)]
+    fn inner(&self) -> &SharedInner {
+        // SAFETY: the allocation lives while any reference counted in
+        // `refs` does, and `self` is one of them.
+        unsafe { self.0.as_ref() }
+    }
+
+    /// The shared bytes.
+    #[inline(always)]
+    fn mem(&self) -> &[u8] {
+        &self.inner().mem
+    }
+
+    /// Counts `n` more references, to be made by `n` calls of
+    /// [`claim`](Self::claim).
+    #[inline(always)]
+    fn add_refs(&self, n: usize) {
+        let r = &self.inner().refs;
+        match r.get().checked_add(n) {
+            Some(v) => r.set(v),
+            None => refcount_overflow(),
+        }
+    }
+
+    /// A reference already counted by [`add_refs`](Self::add_refs).
+    ///
+    /// # Safety
+    /// Each call must be matched by one count added with `add_refs` and
+    /// not yet claimed: the returned handle releases it when dropped.
+    #[inline(always)]
+    unsafe fn claim(&self) -> SharedRef {
+        SharedRef(self.0)
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn refcount_overflow() -> ! {
+    panic!("shared packet data: reference count overflow")
+}
+
+impl Clone for SharedRef {
+    #[inline(always)]
+    fn clone(&self) -> SharedRef {
+        self.add_refs(1);
+        // SAFETY: the count for this handle was just added.
+        unsafe { self.claim() }
+    }
+}
+
+impl Drop for SharedRef {
+    #[inline(always)]
+    fn drop(&mut self) {
+        let r = &self.inner().refs;
+        let v = r.get() - 1;
+        r.set(v);
+        if v == 0 {
+            // SAFETY: that was the last counted reference: nothing reaches
+            // the allocation (made by `Box::leak` in `new`) any more.
+            drop(unsafe { Box::from_raw(self.0.as_ptr()) });
+        }
+    }
+}
+
 /// Read-only packet data shared by many packets without copying, as
 /// Click's InfiniteSource shares one packet buffer among the clones it
 /// sends: [`Pool::make_shared`] makes a packet of it. Cloning the handle
 /// is cheap.
 #[derive(Clone)]
 pub struct SharedData {
-    mem: Rc<[u8]>,
+    mem: SharedRef,
     head: u32,
 }
 
@@ -349,16 +435,16 @@ impl SharedData {
         let mut v = vec![0u8; headroom + data.len()];
         v[headroom..].copy_from_slice(data);
         SharedData {
-            mem: Rc::from(v),
+            mem: SharedRef::new(v.into_boxed_slice()),
             head: headroom as u32,
         }
     }
     /// The data.
     pub fn data(&self) -> &[u8] {
-        &self.mem[self.head as usize..]
+        &self.mem.mem()[self.head as usize..]
     }
     pub fn len(&self) -> usize {
-        self.mem.len() - self.head as usize
+        self.mem.mem().len() - self.head as usize
     }
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -552,8 +638,8 @@ impl Pool {
     #[inline]
     pub fn make_shared(&self, d: &SharedData) -> Packet {
         let mut b = self.get_buf(0);
-        b.base = NonNull::from(&*d.mem).cast();
-        b.cap = d.mem.len() as u32;
+        b.base = NonNull::from(d.mem.mem()).cast();
+        b.cap = d.mem.mem().len() as u32;
         b.shared = Some(d.mem.clone());
         b.shared_start = d.head;
         b.head = d.head;
@@ -581,35 +667,54 @@ impl Pool {
         out: &mut Vec<Packet>,
     ) {
         out.reserve(n);
-        let base: NonNull<u8> = NonNull::from(&*d.mem).cast();
-        let cap = d.mem.len() as u32;
-        let mut made = 0;
-        {
+        let mem = d.mem.mem();
+        let base: NonNull<u8> = NonNull::from(mem).cast();
+        let cap = mem.len() as u32;
+        let anno = Anno {
+            timestamp: ts,
+            ..Anno::default()
+        };
+        let made = {
             // SAFETY: nothing below reaches the free list again until the
-            // borrow ends with this block (see `free`): cloning an Rc and
-            // pushing to `out` run no code of ours.
+            // borrow ends with this block (see `free`): the loop only
+            // moves pointers and writes buffer headers.
             let free = unsafe { self.inner.free() };
             let k = n.min(free.len());
-            for mut b in free.drain(free.len() - k..) {
-                b.base = base;
-                b.cap = cap;
-                b.shared = Some(d.mem.clone());
-                b.shared_start = d.head;
-                b.head = d.head;
-                b.tail = cap;
-                b.mac = NO_HEADER;
-                b.nh = NO_HEADER;
-                b.th = NO_HEADER;
-                b.anno = Anno {
-                    timestamp: ts,
-                    ..Anno::default()
-                };
-                out.push(Packet {
-                    b: ManuallyDrop::new(b),
-                });
+            let from = free.len() - k;
+            d.mem.add_refs(k);
+            // SAFETY: `out` has room for `n >= k` more packets (reserved
+            // above); the `k` buffers at `from..` of the free list are
+            // moved (read once each, and the list shortened to `from`
+            // below, so none is left behind twice) into `out`'s spare
+            // capacity, whose length then counts them. Nothing in the loop
+            // can panic.
+            unsafe {
+                let src = free.as_ptr().add(from);
+                let dst = out.as_mut_ptr().add(out.len());
+                for i in 0..k {
+                    let mut b: Box<Buf> = core::ptr::read(src.add(i));
+                    b.base = base;
+                    b.cap = cap;
+                    // A free buffer holds no shared data (`recycle` drops
+                    // it), so nothing is released here; `forget` keeps the
+                    // compiler from checking.
+                    core::mem::forget(b.shared.replace(d.mem.claim()));
+                    b.shared_start = d.head;
+                    b.head = d.head;
+                    b.tail = cap;
+                    b.mac = NO_HEADER;
+                    b.nh = NO_HEADER;
+                    b.th = NO_HEADER;
+                    b.anno = anno.clone();
+                    dst.add(i).write(Packet {
+                        b: ManuallyDrop::new(b),
+                    });
+                }
+                free.set_len(from);
+                out.set_len(out.len() + k);
             }
-            made += k;
-        }
+            k
+        };
         for _ in made..n {
             let mut p = self.make_shared(d);
             p.set_timestamp(ts);
@@ -625,7 +730,7 @@ impl Pool {
 pub struct SendPacket(Box<Buf>);
 
 // SAFETY: the non-Send parts of a `Buf` are its `Rc` pool handle and its
-// `Rc` shared data, and a SendPacket's are always `None` (`into_send`
+// shared data (an `Rc`-like `SharedRef`), and a SendPacket's are always `None` (`into_send`
 // clears them and nothing else makes one); the raw pointers point into its
 // own storage, plain owned data.
 unsafe impl Send for SendPacket {}
@@ -674,9 +779,56 @@ impl Drop for Packet {
 }
 
 /// Drops every packet in `v` (leaving it empty), with the per-packet work
-/// inlined into one loop.
+/// inlined into one loop. Buffers of the first packet's pool go straight
+/// into its free list (one length update for the batch) while it has
+/// room for them all; the others are recycled one by one.
 #[inline]
 pub fn drop_all(v: &mut Vec<Packet>) {
+    let n = v.len();
+    let Some(first) = v.first() else { return };
+    let Some(pool) = first.b.pool.as_ref().map(Rc::as_ptr) else {
+        return drop_each(v);
+    };
+    // SAFETY: as in `Packet`'s `Drop`: the first buffer holds an Rc to
+    // the pool until it is in the pool's own free list, which keeps it.
+    let pool = unsafe { &*pool };
+    // SAFETY: nothing in the loop below reaches this pool's free list
+    // again: buffers of other pools go to theirs (`recycle`), and
+    // releasing shared data frees memory only.
+    let free = unsafe { pool.free() };
+    if free.len() + n > pool.max_free {
+        return drop_each(v);
+    }
+    free.reserve(n);
+    let at = free.len();
+    let mut k = 0;
+    // SAFETY: `v`'s length is set to 0 first, so each of its `n` packets
+    // is read (moved out) exactly once; `free` has room for `n` more
+    // buffers (reserved above) and its length grows by the `k` written.
+    // A panic (none is expected) would leak, never double-drop.
+    unsafe {
+        v.set_len(0);
+        let src = v.as_ptr();
+        let dst = free.as_mut_ptr().add(at);
+        for i in 0..n {
+            let mut me = ManuallyDrop::new(core::ptr::read(src.add(i)));
+            let mut b = ManuallyDrop::take(&mut me.b);
+            b.shared = None;
+            if b.pool.as_ref().map(Rc::as_ptr) == Some(pool as *const PoolInner) {
+                dst.add(k).write(b);
+                k += 1;
+            } else {
+                recycle(b);
+            }
+        }
+        free.set_len(at + k);
+    }
+}
+
+/// [`drop_all`], one packet at a time.
+#[cold]
+#[inline(never)]
+fn drop_each(v: &mut Vec<Packet>) {
     for p in v.drain(..) {
         let mut me = ManuallyDrop::new(p);
         // SAFETY: `me` is in ManuallyDrop, so Packet's Drop never runs for

@@ -342,10 +342,11 @@ impl<T: AsRef<[u8]>> Ipv4Packet<T> {
             // does not depend on byte order, and 0xffff is its own swap).
             let w = |i: usize| u64::from(u32::from_ne_bytes([h[i], h[i + 1], h[i + 2], h[i + 3]]));
             let s = w(0) + w(4) + w(8) + w(12) + w(16);
-            let s = (s & 0xffff_ffff) + (s >> 32);
-            let s = (s & 0xffff) + (s >> 16);
-            let s = (s & 0xffff) + (s >> 16);
-            let s = (s & 0xffff) + (s >> 16);
+            // End-around-carry folds: adding a word to itself rotated by
+            // half its width leaves (high + low + the carry out of low +
+            // high) in the high half, the one's-complement sum.
+            let s = (s.wrapping_add(s.rotate_left(32)) >> 32) as u32;
+            let s = s.wrapping_add(s.rotate_left(16)) >> 16;
             s == 0xffff
         } else {
             verify_checksum_slow(h)

@@ -194,31 +194,27 @@ impl CheckIPHeader {
     #[inline(always)]
     pub(crate) fn check(&self, p: &mut Packet) -> Result<(), Reason> {
         let off = self.offset;
-        let len = p.len();
-        let ip = p
-            .data()
-            .get(off..)
-            .and_then(|d| Ipv4Packet::new_fixed_checked(d).ok())
-            .ok_or(Reason::Tiny)?;
-        let plen = len - off;
-        if ip.version() != 4 {
+        let h = p.data().get(off..).ok_or(Reason::Tiny)?;
+        let plen = h.len();
+        let fixed: &[u8; 20] = h.first_chunk().ok_or(Reason::Tiny)?;
+        if fixed[0] >> 4 != 4 {
             return Err(Reason::Version);
         }
-        let hlen = usize::from(ip.header_len());
+        let hlen = usize::from(fixed[0] & 0x0f) * 4;
         if hlen < 20 {
             return Err(Reason::Hlen);
         }
-        let tlen = usize::from(ip.total_len());
+        let tlen = usize::from(u16::from_be_bytes([fixed[2], fixed[3]]));
         if tlen > plen || tlen < hlen {
             return Err(Reason::Len);
         }
         // `20 <= hlen <= tlen <= plen`: the header is in the buffer.
-        if self.checksum && !ip.verify_checksum() {
+        if self.checksum && !Ipv4Packet::new_unchecked(h).verify_checksum() {
             return Err(Reason::Checksum);
         }
-        let dst = ip.dst_addr().octets();
+        let dst = [fixed[16], fixed[17], fixed[18], fixed[19]];
         if !self.bad_src.is_empty() {
-            let src = ip.src_addr().octets();
+            let src = [fixed[12], fixed[13], fixed[14], fixed[15]];
             if self.bad_src.contains(&src) && !self.good_dst.contains(&dst) {
                 return Err(Reason::Src);
             }
