@@ -29,6 +29,7 @@ pub mod print;
 pub mod priosched;
 pub mod queue;
 pub mod randomsample;
+pub mod randomseed;
 pub mod randomswitch;
 pub mod ratedsource;
 pub mod ratedsplitter;
@@ -65,6 +66,7 @@ pub static SPECS: &[&ClassSpec] = &[
     &markmacheader::SPEC,
     &timertest::SPEC,
     &tokenbuckettest::SPEC,
+    &randomseed::SPEC,
     &message::SPEC,
     &averagecounter::SPEC,
     &counter::SPEC,
