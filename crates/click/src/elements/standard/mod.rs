@@ -28,6 +28,7 @@ pub mod portinfo;
 pub mod print;
 pub mod priosched;
 pub mod queue;
+pub mod queueyanktest;
 pub mod randomsample;
 pub mod randomseed;
 pub mod randomswitch;
@@ -67,6 +68,7 @@ pub static SPECS: &[&ClassSpec] = &[
     &timertest::SPEC,
     &tokenbuckettest::SPEC,
     &randomseed::SPEC,
+    &queueyanktest::SPEC,
     &message::SPEC,
     &averagecounter::SPEC,
     &counter::SPEC,
