@@ -191,7 +191,10 @@ const CONFIGS: &[(&str, &str)] = &[
         "ICMPRewriter",
         "rw :: IPRewriter(drop); Idle -> rw -> Idle; x :: ICMPRewriter(rw); Idle -> x -> Idle;",
     ),
-    ("QueueYankTest", "Idle -> q :: Queue(6) -> Idle; x :: QueueYankTest(q);"),
+    (
+        "QueueYankTest",
+        "Idle -> q :: Queue(6) -> Idle; x :: QueueYankTest(q);",
+    ),
 ];
 
 /// Classes this test cannot instantiate, and why.

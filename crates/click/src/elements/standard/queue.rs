@@ -248,7 +248,7 @@ impl Queue {
     /// Click's `SimpleQueue::yank1`: removes and returns the packet nearest
     /// the head for which `filter` is true.
     pub fn yank1(&mut self, mut filter: impl FnMut(&Packet) -> bool) -> Option<Packet> {
-        let i = self.q.iter().position(|p| filter(p))?;
+        let i = self.q.iter().position(&mut filter)?;
         self.q.remove(i)
     }
 
