@@ -62,6 +62,14 @@ pub struct HandlerDoc {
     pub text: &'static str,
 }
 
+/// What an [`Element::llrpc`] call knows of the called element's place in
+/// the router.
+#[derive(Clone, Copy, Debug)]
+pub struct LlrpcCtx {
+    /// The element's number of outputs.
+    pub noutputs: usize,
+}
+
 /// Everything an element class declares about itself. One static value per
 /// class; the element reference (`clickos elements`, `docs/elements.md`) is
 /// generated from these.
@@ -270,6 +278,17 @@ pub trait Element: Any {
     /// `read_handler`/`write_handler` like any other.
     fn instance_handlers(&self) -> Vec<(String, HandlerMode)> {
         Vec::new()
+    }
+
+    /// Click's low-level RPC: call `command` (Click's portable number,
+    /// see [`common::llrpc`](crate::common::llrpc)) with `data`, which
+    /// holds the command's input (when it has some) and receives its
+    /// output (when it has some). `Err(errno)` on failure; the default,
+    /// like Click's `Element::llrpc`, implements none: `EINVAL`. Another
+    /// element makes the call (ControlSocket), so `lx` says what the call
+    /// may need of this element's router context.
+    fn llrpc(&mut self, _command: u32, _data: &mut [u8], _lx: &LlrpcCtx) -> Result<(), i32> {
+        Err(crate::common::llrpc::EINVAL)
     }
 
     /// Called when the router stops (flush files, report).

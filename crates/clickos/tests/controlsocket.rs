@@ -250,6 +250,56 @@ fn writedata_readdata_until_and_line_endings() {
 }
 
 #[test]
+fn llrpc_switch_and_counter() {
+    let cfg = "s :: Switch(0); Idle -> s -> Idle; s[1] -> Idle; c :: Counter; \
+               InfiniteSource(DATA \"abc\", LIMIT 3) -> c -> Discard;";
+    let (server, _port, mut c) = start_cfg(cfg, &[]);
+    // CLICK_LLRPC_GET_SWITCH: the output, 4 bytes in host order
+    let r = c.cmd("LLRPC s#4004C005");
+    assert_eq!((r.code, r.text()), (200, "LLRPC 's#4004C005' OK".into()));
+    assert_eq!(c.data(), 0i32.to_ne_bytes());
+    // CLICK_LLRPC_SET_SWITCH: no output data
+    c.send(b"LLRPC s#80044006 4\r\n");
+    c.send(&1i32.to_ne_bytes());
+    let r = c.reply();
+    assert_eq!((r.code, r.text()), (200, "LLRPC 's#80044006' OK".into()));
+    assert!(c.data().is_empty());
+    assert_eq!(c.read("s.switch"), "1");
+    // an output the Switch lacks
+    c.send(b"LLRPC s#80044006 4\r\n");
+    c.send(&2i32.to_ne_bytes());
+    let r = c.reply();
+    assert_eq!(
+        (r.code, r.text()),
+        (522, "LLRPC 's#80044006' error: Invalid argument".into())
+    );
+    assert_eq!(c.read("s.switch"), "1");
+    // -1 drops
+    c.send(b"LLRPC s#80044006 4\r\n");
+    c.send(&(-1i32).to_ne_bytes());
+    assert_eq!(c.reply().code, 200);
+    assert!(c.data().is_empty());
+    assert_eq!(c.read("s.switch"), "-1");
+    // CLICK_LLRPC_GET_COUNT: 0 packets, 1 bytes, else EINVAL
+    while c.count("c.count") < 3 {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    c.send(b"LLRPC c#C004C003 4\r\n");
+    c.send(&0i32.to_ne_bytes());
+    assert_eq!(c.reply().code, 200);
+    assert_eq!(c.data(), 3i32.to_ne_bytes());
+    c.send(b"LLRPC c#C004C003 4\r\n");
+    c.send(&1i32.to_ne_bytes());
+    assert_eq!(c.reply().code, 200);
+    assert_eq!(c.data(), 9i32.to_ne_bytes());
+    c.send(b"LLRPC c#C004C003 4\r\n");
+    c.send(&7i32.to_ne_bytes());
+    assert_eq!(c.reply().code, 522);
+    let (code, _, _) = stop_and_wait(&mut c, server);
+    assert_eq!(code, 0);
+}
+
+#[test]
 fn llrpc_is_refused() {
     let (server, _port, mut c) = start_cfg(COUNTER_CFG, &[]);
     // not a flat LLRPC
@@ -258,7 +308,7 @@ fn llrpc_is_refused() {
         (r.code, r.text()),
         (501, "Cannot call LLRPC 'c#1' remotely".into())
     );
-    // a flat in/out LLRPC with 4 bytes: no element implements it
+    // a flat in/out LLRPC with 4 bytes: Counter does not implement it
     c.send(b"LLRPC c#C0044001 4\r\nabcd");
     let r = c.reply();
     assert_eq!(

@@ -98,6 +98,7 @@ const ARGS: &[(&str, &str)] = &[
         "- - 10.0.0.1 - 0 0, - - 10.0.0.2 - 0 0",
     ),
     ("Socket", "UDP, 127.0.0.1, 9"),
+    ("McastSocket", "233.252.0.99, 45999, 127.0.0.1"),
     (
         "SourceIPHashMapper",
         "32 1, - - 10.0.0.1 - 0 0 1, - - 10.0.0.2 - 0 0 2",
@@ -147,6 +148,7 @@ const PORTS: &[(&str, &str)] = &[
 const SAYS: &[(&str, &str)] = &[
     ("Message", "hello from Message"),
     ("TokenBucketTest", "All tests pass!"),
+    ("QueueYankTest", "All tests pass!"),
     ("TimerTest", "TimerTest"),
 ];
 
@@ -189,6 +191,10 @@ const CONFIGS: &[(&str, &str)] = &[
     (
         "ICMPRewriter",
         "rw :: IPRewriter(drop); Idle -> rw -> Idle; x :: ICMPRewriter(rw); Idle -> x -> Idle;",
+    ),
+    (
+        "QueueYankTest",
+        "Idle -> q :: Queue(6) -> Idle; x :: QueueYankTest(q);",
     ),
 ];
 

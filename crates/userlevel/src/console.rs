@@ -90,9 +90,13 @@ impl Console for StdConsole {
         if let Ok(mut o) = o {
             let _ = o.flush();
         }
+        // one write per line, so lines of processes sharing the stream
+        // (a pipe) do not interleave mid-line
+        let mut buf = Vec::with_capacity(line.len() + 1);
+        buf.extend_from_slice(line.as_bytes());
+        buf.push(b'\n');
         let mut e = std::io::stderr().lock();
-        let _ = e.write_all(line.as_bytes());
-        let _ = e.write_all(b"\n");
+        let _ = e.write_all(&buf);
         let _ = e.flush();
     }
 

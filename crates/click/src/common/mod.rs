@@ -4,7 +4,8 @@
 //! estimator (`ewma.hh`), token buckets and gap rates (`tokenbucket.hh`,
 //! `gaprate.hh`), handler calls and handler values (`HandlerCall`), the
 //! arguments several element families read (DATA, DELAY, rates, IP
-//! protocols, ports, annotations), a seeded random generator and the drop
+//! protocols, ports, annotations), Click's LLRPC numbers, a seeded random
+//! generator (and Click's shared `random()`) and the drop
 //! accounting of the `Check…Header` elements.
 //!
 //! An element file holds one element (or a family sharing one `SPEC`
@@ -16,6 +17,7 @@ pub mod drops;
 pub mod ewma;
 pub mod handlers;
 pub mod iprw;
+pub mod llrpc;
 pub mod rate;
 pub mod rng;
 pub mod unparse;

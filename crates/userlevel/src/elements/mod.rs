@@ -14,6 +14,7 @@ mod ipsumdump;
 mod ipsumdump_opt;
 mod ipsumdump_parse;
 pub mod kerneltun;
+pub mod mcastsocket;
 pub mod socket;
 pub mod todevice;
 pub mod todump;
@@ -31,6 +32,7 @@ pub static SPECS: &[&ClassSpec] = &[
     &kerneltun::SPEC,
     &kerneltun::TAP_SPEC,
     &socket::SPEC,
+    &mcastsocket::SPEC,
 ];
 
 /// The registry the driver uses: the engine's classes, SnortIDS

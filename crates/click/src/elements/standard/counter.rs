@@ -30,7 +30,10 @@ pub static SPEC: ClassSpec = ClassSpec {
 information about packet count and packet rate (an exponentially weighted moving average over \
 millisecond epochs, as Click's RateEWMA).\n\nKeyword arguments:\n\n\
 - `COUNT_CALL` (`N HANDLER [VALUE]`): when the count reaches N, call the write handler.\n\
-- `BYTE_COUNT_CALL` (`N HANDLER [VALUE]`): when the byte count reaches at least N, call the write handler.",
+- `BYTE_COUNT_CALL` (`N HANDLER [VALUE]`): when the byte count reaches at least N, call the write handler.\n\n\
+LLRPC (ControlSocket's `LLRPC`): `CLICK_LLRPC_GET_COUNT` (`#C004C003`) takes a 4-byte integer, 0 \
+for the packet count or 1 for the byte count, and returns that count's low 32 bits in its place \
+(host byte order).",
     ports: "one input, one output",
     handlers: &[
         HandlerDoc { name: "count", mode: HandlerMode::Read, text: "Packets that have passed through." },
@@ -180,6 +183,20 @@ impl Element for Counter {
             }
             _ => return None,
         })
+    }
+
+    fn llrpc(&mut self, command: u32, data: &mut [u8], _lx: &LlrpcCtx) -> Result<(), i32> {
+        use crate::common::llrpc;
+        if command != llrpc::GET_COUNT {
+            return Err(llrpc::EINVAL);
+        }
+        let v = match llrpc::get_i32(data) {
+            Some(0) => self.count,
+            Some(1) => self.byte_count,
+            _ => return Err(llrpc::EINVAL),
+        };
+        llrpc::put_i32(data, v as u32 as i32);
+        Ok(())
     }
 
     crate::element_any!();

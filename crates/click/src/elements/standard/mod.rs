@@ -28,7 +28,9 @@ pub mod portinfo;
 pub mod print;
 pub mod priosched;
 pub mod queue;
+pub mod queueyanktest;
 pub mod randomsample;
+pub mod randomseed;
 pub mod randomswitch;
 pub mod ratedsource;
 pub mod ratedsplitter;
@@ -65,6 +67,8 @@ pub static SPECS: &[&ClassSpec] = &[
     &markmacheader::SPEC,
     &timertest::SPEC,
     &tokenbuckettest::SPEC,
+    &randomseed::SPEC,
+    &queueyanktest::SPEC,
     &message::SPEC,
     &averagecounter::SPEC,
     &counter::SPEC,

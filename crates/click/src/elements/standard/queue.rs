@@ -228,6 +228,51 @@ impl Queue {
         self.q.is_empty()
     }
 
+    /// Click's `SimpleQueue::enq`: appends `p` at the tail if there is
+    /// room (else gives it back). Storage only: no drop counting, no
+    /// notifier change (another element's direct use, as QueueYankTest's).
+    pub fn enq(&mut self, p: Packet) -> Result<(), Packet> {
+        if self.q.len() >= self.capacity {
+            return Err(p);
+        }
+        self.q.push_back(p);
+        self.highwater = self.highwater.max(self.q.len());
+        Ok(())
+    }
+
+    /// Click's `SimpleQueue::deq`: the packet at the head (storage only).
+    pub fn deq(&mut self) -> Option<Packet> {
+        self.q.pop_front()
+    }
+
+    /// Click's `SimpleQueue::yank1`: removes and returns the packet nearest
+    /// the head for which `filter` is true.
+    pub fn yank1(&mut self, mut filter: impl FnMut(&Packet) -> bool) -> Option<Packet> {
+        let i = self.q.iter().position(&mut filter)?;
+        self.q.remove(i)
+    }
+
+    /// Click's `SimpleQueue::yank`: removes every packet for which
+    /// `filter` is true, appending them to `out` from the tail of the
+    /// queue to its head; how many.
+    pub fn yank(
+        &mut self,
+        mut filter: impl FnMut(&Packet) -> bool,
+        out: &mut Vec<Packet>,
+    ) -> usize {
+        let before = out.len();
+        let mut i = self.q.len();
+        while i > 0 {
+            i -= 1;
+            if filter(&self.q[i]) {
+                if let Some(p) = self.q.remove(i) {
+                    out.push(p);
+                }
+            }
+        }
+        out.len() - before
+    }
+
     /// Drops packets beyond the capacity: the newest for Queue, the
     /// oldest for FrontDropQueue.
     fn trim(&mut self) {

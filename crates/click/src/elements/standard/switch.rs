@@ -38,7 +38,10 @@ pub static SPEC: ClassSpec = ClassSpec {
     signature: "Switch([OUTPUT])",
     summary: "Sends packet stream to settable output.",
     description: "Sends every packet out output OUTPUT (default 0). A negative OUTPUT, or one \
-that names no output, drops packets. The `switch` handler changes the output at run time.",
+that names no output, drops packets. The `switch` handler changes the output at run time.\n\n\
+LLRPCs (ControlSocket's `LLRPC`): `CLICK_LLRPC_GET_SWITCH` (`#4004C005`) returns the output as \
+a 4-byte integer in host byte order; `CLICK_LLRPC_SET_SWITCH` (`#80044006`) sets it from one \
+(EINVAL when it is not below the number of outputs; negative drops).",
     ports: "one input, one or more outputs",
     handlers: &[HandlerDoc {
         name: "switch",
@@ -98,6 +101,28 @@ impl Element for Switch {
     fn write_handler(&mut self, name: &str, value: &str, cx: &Ctx) -> Option<HandlerResult<()>> {
         (name == "switch" && !self.fixed)
             .then(|| write_k(value, cx.noutputs(), "Switch output").map(|k| self.output = k))
+    }
+
+    fn llrpc(&mut self, command: u32, data: &mut [u8], lx: &LlrpcCtx) -> Result<(), i32> {
+        use crate::common::llrpc;
+        match command {
+            llrpc::SET_SWITCH if !self.fixed => {
+                let v = llrpc::get_i32(data).ok_or(llrpc::EINVAL)?;
+                if v >= 0 && v as usize >= lx.noutputs {
+                    return Err(llrpc::EINVAL);
+                }
+                self.output = i64::from(v);
+                Ok(())
+            }
+            llrpc::GET_SWITCH if !self.fixed => {
+                if llrpc::put_i32(data, self.output as i32) {
+                    Ok(())
+                } else {
+                    Err(llrpc::EINVAL)
+                }
+            }
+            _ => Err(llrpc::EINVAL),
+        }
     }
 
     fn current_config(&self) -> Option<String> {

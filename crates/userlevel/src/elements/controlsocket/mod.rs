@@ -88,8 +88,11 @@ terminator (default: an empty line) as parameter; trailing spaces are ignored.\n
 - `WRITEUNTIL handler [terminator]`: writes the following lines up to terminator.\n\
 - `CHECKREAD handler`, `CHECKWRITE handler`: 200 if the handler exists and is readable \
 (writable), else 511 (530 for CHECKWRITE under READONLY, and for `hotconfig` when refused).\n\
-- `LLRPC element#hexnumber [N]`: refused: 501 when the number is not a flat LLRPC, else 522 \
-(no element here implements LLRPCs).\n\
+- `LLRPC element#hexnumber [N]`: calls the element's low-level RPC numbered hexnumber (Click's \
+portable numbering, click/llrpc.h), passing the N bytes of data that follow the line; answers \
+200 and `DATA` with the call's output (DATA 0 when it has none), 522 when the element refuses \
+it (EINVAL for one it does not implement), 501 when the number is not a flat LLRPC (it cannot \
+be called over a socket). Switch and Counter implement Click's flat LLRPCs (see them).\n\
 - `QUIT` (also `CLOSE`): `200 Goodbye!`, then the server closes the connection.\n\
 - `HELP`: lists the commands.\n\n\
 Reply codes: 200 OK; 220 OK with warnings (never sent here: no handler reports warnings); 500 syntax error (also `Line too long`, \
@@ -1023,8 +1026,8 @@ impl ControlSocket {
         }
     }
 
-    /// Click's `llrpc_command`. No element here implements an LLRPC, so a
-    /// well-formed call ends as Element::llrpc's default does: EINVAL.
+    /// Click's `llrpc_command`: a flat LLRPC on an element
+    /// ([`click::element::Element::llrpc`]), its output returned as DATA.
     fn llrpc_command(&self, c: &mut Conn, name: &[u8], data: &[u8], cx: &Ctx) {
         let (elem, num) = match name.iter().position(|&b| b == b'#') {
             Some(i) => (&name[..i], &name[i + 1..]),
@@ -1049,9 +1052,10 @@ impl ControlSocket {
             );
             return;
         };
-        if self.resolve(c, &cat(&[elem, b".name"]), cx).is_none() {
+        let Some(Target::Element { ename, .. }) = self.resolve(c, &cat(&[elem, b".name"]), cx)
+        else {
             return;
-        }
+        };
         let size = ((cmd >> 16) & 0xFFF) as usize;
         if size == 0 || cmd & (LLRPC_NET_IN | LLRPC_NET_OUT) == 0 || cmd & LLRPC_FLAT == 0 {
             c.message(
@@ -1083,11 +1087,40 @@ impl ControlSocket {
             );
             return;
         }
-        c.message(
-            CSERR_LLRPC_ERROR,
-            &cat(&[b"LLRPC '", name, b"' error: Invalid argument"]),
-            false,
-        );
+        let mut buf = if cmd & LLRPC_NET_IN != 0 {
+            data.to_vec()
+        } else {
+            vec![0u8; size]
+        };
+        // the ControlSocket itself (running now) implements none
+        let r = cx
+            .find_element(&ename)
+            .and_then(|i| {
+                let lx = LlrpcCtx {
+                    noutputs: cx.element_noutputs(i),
+                };
+                cx.with_element(i, |e| e.llrpc(cmd, &mut buf, &lx))
+            })
+            .unwrap_or(Err(click::common::llrpc::EINVAL));
+        match r {
+            Ok(()) => {
+                c.message(CSERR_OK, &cat(&[b"LLRPC '", name, b"' OK"]), false);
+                if cmd & LLRPC_NET_OUT == 0 {
+                    buf.clear();
+                }
+                c.data(&buf);
+            }
+            Err(errno) => c.message(
+                CSERR_LLRPC_ERROR,
+                &cat(&[
+                    b"LLRPC '",
+                    name,
+                    b"' error: ",
+                    io_error_text(&std::io::Error::from_raw_os_error(errno)).as_bytes(),
+                ]),
+                false,
+            ),
+        }
     }
 
     /// Services every connection; true when some have commands left.
