@@ -157,8 +157,10 @@ impl Daemon {
         })
     }
 
-    /// Supervises until SIGINT or SIGTERM, then destroys the running
-    /// instances (their desired state stays) and removes the socket.
+    /// Supervises until SIGINT or SIGTERM, then removes the socket and
+    /// ends the running instances (their desired state stays): `vm`
+    /// instances are parked (suspended to `STATE/parked/`) and resumed with
+    /// their element state by the next daemon, the others boot fresh.
     pub fn run(self) {
         // SAFETY: the handler only stores to an atomic.
         unsafe {
@@ -172,6 +174,11 @@ impl Daemon {
             std::thread::sleep(Duration::from_millis(20));
         }
         let _ = std::fs::remove_file(&self.socket);
-        fleet.shutdown();
+        let t0 = std::time::Instant::now();
+        let (parked, ended) = fleet.shutdown();
+        eprintln!(
+            "clickos daemon: stopped in {:.0} ms: {parked} vm instance(s) parked with their state, {ended} other(s) ended",
+            t0.elapsed().as_secs_f64() * 1e3
+        );
     }
 }
