@@ -1496,6 +1496,7 @@ impl Fleet {
                 });
             }
         });
+        self.flush_store();
         let parked = parked.into_inner();
         if parked > 0 {
             // One sync for all the snapshots rather than one per file.
@@ -1586,6 +1587,13 @@ impl Fleet {
             Ok(())
         };
         Some(check().map(|()| snap))
+    }
+
+    /// Folds the store's journal into its database (see [`Store`]).
+    pub fn flush_store(&self) {
+        if let Err(err) = self.store.flush() {
+            eprintln!("clickos daemon: {err}");
+        }
     }
 
     pub fn shutting_down(&self) -> bool {

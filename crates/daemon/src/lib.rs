@@ -169,8 +169,13 @@ impl Daemon {
             libc::signal(libc::SIGPIPE, libc::SIG_IGN);
         }
         let fleet = self.server.fleet.clone();
+        let mut flushed = std::time::Instant::now();
         while !STOP.load(Ordering::Relaxed) {
             fleet.supervise();
+            if flushed.elapsed() >= Duration::from_millis(100) {
+                fleet.flush_store();
+                flushed = std::time::Instant::now();
+            }
             std::thread::sleep(Duration::from_millis(20));
         }
         let _ = std::fs::remove_file(&self.socket);
