@@ -216,6 +216,17 @@ fn bench_daemon() {
         let (st, body, _) = http(&sock, "DELETE", &format!("/v1/instances/{name}"), None);
         assert_eq!(st, 200, "{body}");
     }
+    // The library's own handler read, for the API's round trip below.
+    let i = Instance::create(59_999, CFG, &opts).unwrap();
+    let mut lib_rd = vec![];
+    for _ in 0..2000 {
+        let t0 = Instant::now();
+        let v = i.read("c.count").unwrap();
+        lib_rd.push(t0.elapsed().as_secs_f64() * 1e6);
+        assert_eq!(v.trim(), "0");
+    }
+    drop(i);
+    let (lib_rd_med, lib_rd_p99) = stats(&lib_rd);
     let over: Vec<f64> = api.iter().zip(&api_boot).map(|(a, b)| a - b).collect();
     let (lib_med, lib_p99) = stats(&lib);
     let (api_med, api_p99) = stats(&api);
@@ -274,7 +285,7 @@ fn bench_daemon() {
     }
     let (rd_med, rd_p99) = stats(&rd);
     let (wr_med, wr_p99) = stats(&wr);
-    println!("handler read {rd_med:.0}/{rd_p99:.0} us, write {wr_med:.0}/{wr_p99:.0} us");
+    println!("handler read {rd_med:.0}/{rd_p99:.0} us, write {wr_med:.0}/{wr_p99:.0} us (library read {lib_rd_med:.0}/{lib_rd_p99:.0} us)");
 
     // 4. One configuration pushed to 200 of them.
     let update = 200.min(n);
@@ -381,7 +392,7 @@ fn bench_daemon() {
             "mem_available_drop_mib": avail0.saturating_sub(avail1) / 1024,
             "threads": threads_n,
         },
-        "handler_us": {"read": [rd_med, rd_p99], "write": [wr_med, wr_p99], "samples": rd.len()},
+        "handler_us": {"read": [rd_med, rd_p99], "write": [wr_med, wr_p99], "samples": rd.len(), "library_read": [lib_rd_med, lib_rd_p99]},
         "update": {"n": update, "ms": ms(update_time)},
         "restart": {
             "kill9_socket_ms": ms(up9),

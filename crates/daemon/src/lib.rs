@@ -85,6 +85,15 @@ pub struct Daemon {
 impl Daemon {
     /// Opens the state, loads tokens and binds the listeners.
     pub fn start(opts: DaemonOptions) -> Result<Daemon, String> {
+        // Every vm instance's guest memory is mapped into this process, so
+        // each change to its memory map calls every instance's KVM MMU
+        // notifier (O(instances)). Keep malloc from mapping and unmapping
+        // (large blocks come from the heap, which is not trimmed).
+        // SAFETY: mallopt only sets allocator parameters.
+        unsafe {
+            libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
+            libc::mallopt(libc::M_TRIM_THRESHOLD, 256 << 20);
+        }
         let tokens_path = opts.tokens.clone().or_else(|| {
             let p = opts.state_dir.join("tokens.json");
             p.exists().then_some(p)
@@ -102,6 +111,7 @@ impl Daemon {
             active: AtomicUsize::new(0),
             // SAFETY: geteuid has no preconditions.
             uid: unsafe { libc::geteuid() },
+            pool: server::Pool::default(),
         });
         let sock = &opts.socket;
         if std::os::unix::net::UnixStream::connect(sock).is_ok() {

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use std::io::{Read, Write};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Shared by every connection.
@@ -22,6 +22,7 @@ pub struct Server {
     pub active: AtomicUsize,
     /// The daemon's effective uid (peers with it, or root, are admin).
     pub uid: u32,
+    pub pool: Pool,
 }
 
 /// Where a connection comes from.
@@ -269,7 +270,79 @@ impl Server {
     }
 }
 
-/// Runs `serve` on a thread if under the cap.
+type Job = Box<dyn FnOnce() + Send>;
+
+/// The threads that serve connections. They are kept, not ended: every
+/// `vm` instance's guest memory is mapped into the daemon, so each change
+/// to the daemon's memory map (a thread's stack mapped, guarded, unmapped)
+/// calls every instance's KVM MMU notifier; a thread per connection cost
+/// ~1 ms per request with 1,000 instances. The pool grows when no thread
+/// is idle (up to the connection cap) and never shrinks.
+pub struct Pool {
+    tx: Mutex<mpsc::Sender<Job>>,
+    rx: Arc<Mutex<mpsc::Receiver<Job>>>,
+    idle: Arc<AtomicUsize>,
+    threads: AtomicUsize,
+}
+
+impl Default for Pool {
+    fn default() -> Self {
+        let (tx, rx) = mpsc::channel();
+        Pool {
+            tx: Mutex::new(tx),
+            rx: Arc::new(Mutex::new(rx)),
+            idle: Arc::new(AtomicUsize::new(0)),
+            threads: AtomicUsize::new(0),
+        }
+    }
+}
+
+impl Pool {
+    /// Runs `job` on an idle thread, or a new one.
+    fn run(&self, job: Job) -> Result<(), ()> {
+        if self.idle.load(Ordering::SeqCst) == 0 {
+            let rx = self.rx.clone();
+            let idle = self.idle.clone();
+            idle.fetch_add(1, Ordering::SeqCst);
+            let r = std::thread::Builder::new()
+                .name("clickos-conn".into())
+                .stack_size(256 << 10)
+                .spawn(move || loop {
+                    let job = {
+                        let rx = rx.lock().unwrap_or_else(|p| p.into_inner());
+                        rx.recv()
+                    };
+                    let Ok(job) = job else { return };
+                    idle.fetch_sub(1, Ordering::SeqCst);
+                    job();
+                    idle.fetch_add(1, Ordering::SeqCst);
+                });
+            match r {
+                Ok(_) => {
+                    self.threads.fetch_add(1, Ordering::SeqCst);
+                }
+                Err(_) => {
+                    self.idle.fetch_sub(1, Ordering::SeqCst);
+                    if self.threads.load(Ordering::SeqCst) == 0 {
+                        return Err(());
+                    }
+                }
+            }
+        }
+        self.tx
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .send(job)
+            .map_err(|_| ())
+    }
+
+    /// Threads started so far.
+    pub fn threads(&self) -> usize {
+        self.threads.load(Ordering::SeqCst)
+    }
+}
+
+/// Runs `serve` on a pool thread if under the cap.
 pub fn spawn_conn<S: Read + Write + Send + 'static>(srv: &Arc<Server>, s: S, peer: Peer) {
     if srv.active.fetch_add(1, Ordering::SeqCst) >= srv.max_connections {
         srv.active.fetch_sub(1, Ordering::SeqCst);
@@ -277,13 +350,10 @@ pub fn spawn_conn<S: Read + Write + Send + 'static>(srv: &Arc<Server>, s: S, pee
         return;
     }
     let srv2 = srv.clone();
-    let r = std::thread::Builder::new()
-        .name("clickos-conn".into())
-        .stack_size(256 << 10)
-        .spawn(move || {
-            srv2.serve(s, peer);
-            srv2.active.fetch_sub(1, Ordering::SeqCst);
-        });
+    let r = srv.pool.run(Box::new(move || {
+        srv2.serve(s, peer);
+        srv2.active.fetch_sub(1, Ordering::SeqCst);
+    }));
     if r.is_err() {
         srv.active.fetch_sub(1, Ordering::SeqCst);
     }
