@@ -425,6 +425,26 @@ fn suspend_resume_and_migrate_through_the_daemon() {
     assert_eq!(b.ok(&["list"]).lines().count(), before);
     assert_eq!(b.cli(&["show", "x"]).0, 4);
 
+    // A raw (application/octet-stream) body that is not a snapshot: 422
+    // with why, nothing created.
+    {
+        use std::io::{Read, Write};
+        let mut s = std::os::unix::net::UnixStream::connect(&b.sock).unwrap();
+        let junk = [7u8; 300];
+        write!(
+            s,
+            "POST /v1/instances/resume?name=junk HTTP/1.1\r\nContent-Type: application/octet-stream\r\nContent-Length: {}\r\n\r\n",
+            junk.len()
+        )
+        .unwrap();
+        s.write_all(&junk).unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).unwrap();
+        assert!(out.starts_with("HTTP/1.1 422"), "{out}");
+        assert!(out.contains("bad_snapshot"), "{out}");
+        assert_eq!(b.cli(&["show", "junk"]).0, 4);
+    }
+
     // Other levels cannot be suspended; they run on.
     a.ok(&[
         "create",
@@ -566,9 +586,9 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 /// The benchmark of README's "Suspend, resume, migrate" table: a NAT
 /// holding 10,000 mappings, suspended and resumed in this process (the
-/// instance layer) and migrated between two daemons through the CLI.
+/// instance layer) and migrated between two daemons through the CLI (the snapshot as raw bytes).
 /// Writes `bench/results/suspend.json` when `CLICKOS_BENCH_OUT` names it.
-/// `CLICKOS_BENCH_OUT=bench/results/suspend.json cargo test -p clickos --test suspend -- --ignored --nocapture`
+/// `CLICKOS_BENCH_OUT=bench/results/suspend.json cargo test --release -p clickos --test suspend -- --ignored --nocapture bench_suspend`
 #[test]
 #[ignore]
 fn bench_suspend_resume_and_migrate_10k_mappings() {
@@ -596,7 +616,7 @@ fn bench_suspend_resume_and_migrate_10k_mappings() {
         inst = r;
     }
     println!("in process: suspend {sus:?} resume {res:?} ms, {size} bytes");
-    // Two daemons, through the CLI (the snapshot crosses as base64 JSON).
+    // Two daemons, through the CLI (the snapshot crosses as raw bytes).
     let dir = tmpdir("dbench");
     let a = Daemon::start(&dir.join("a"));
     let b = Daemon::start(&dir.join("b"));
@@ -647,7 +667,7 @@ fn bench_suspend_resume_and_migrate_10k_mappings() {
         "migrate_downtime_ms": median(mig.clone()),
         "migrate_suspend_ms": median(mig_sus.clone()),
         "raw": {"suspend": sus, "resume": res, "downtime": down, "migrate": mig},
-        "command": "CLICKOS_BENCH_OUT=bench/results/suspend.json cargo test -p clickos --test suspend -- --ignored --nocapture bench_suspend",
+        "command": "CLICKOS_BENCH_OUT=bench/results/suspend.json cargo test --release -p clickos --test suspend -- --ignored --nocapture bench_suspend",
     });
     if let Ok(p) = std::env::var("CLICKOS_BENCH_OUT") {
         let p = if Path::new(&p).is_absolute() {

@@ -882,6 +882,21 @@ impl Fleet {
         key: &str,
         req: SuspendRequest,
     ) -> Result<Value, ApiError> {
+        let (mut v, snap) = self.suspend_bytes(caller, key, &req)?;
+        if req.inline {
+            v["snapshot"] = json!(crate::b64::encode(&snap));
+        }
+        Ok(v)
+    }
+
+    /// [`suspend`](Self::suspend), the snapshot returned as bytes (for an
+    /// `application/octet-stream` answer) rather than base64.
+    pub fn suspend_bytes(
+        &self,
+        caller: &Caller,
+        key: &str,
+        req: &SuspendRequest,
+    ) -> Result<(Value, Vec<u8>), ApiError> {
         let e = self.find(caller, key)?;
         let _ops = lock(&e.ops);
         let t0 = Instant::now();
@@ -956,10 +971,7 @@ impl Fleet {
         let mut v = self.view_entry(&e, false);
         v["snapshot_bytes"] = json!(snap.len());
         v["suspend_ms"] = json!(paused.as_secs_f64() * 1e3);
-        if req.inline {
-            v["snapshot"] = json!(crate::b64::encode(&snap));
-        }
-        Ok(v)
+        Ok((v, snap))
     }
 
     fn rewire(&self, rec: &Record, run: &mut Running) -> Result<(), ApiError> {
@@ -1037,11 +1049,24 @@ impl Fleet {
         quota: Quota,
         req: ResumeRequest,
     ) -> Result<Value, ApiError> {
-        let snap = match (&req.file, &req.snapshot) {
-            (Some(f), None) => {
+        self.resume_new_from(caller, quota, req, None)
+    }
+
+    /// [`resume_new`](Self::resume_new) with the snapshot's bytes given
+    /// (an `application/octet-stream` body) instead of `file`/`snapshot`.
+    pub fn resume_new_from(
+        &self,
+        caller: &Caller,
+        quota: Quota,
+        req: ResumeRequest,
+        raw: Option<Vec<u8>>,
+    ) -> Result<Value, ApiError> {
+        let snap = match (&req.file, &req.snapshot, raw) {
+            (None, None, Some(b)) => b,
+            (Some(f), None, None) => {
                 std::fs::read(f).map_err(|err| ApiError::bad(format!("cannot read {f}: {err}")))?
             }
-            (None, Some(b)) => crate::b64::decode(b).map_err(ApiError::bad)?,
+            (None, Some(b), None) => crate::b64::decode(b).map_err(ApiError::bad)?,
             _ => return Err(ApiError::bad("give either file or snapshot")),
         };
         let note = clickos_instance::snapshot_note(&snap)

@@ -319,6 +319,8 @@ pub struct Response {
     pub status: u16,
     pub content_type: &'static str,
     pub body: Vec<u8>,
+    /// More header lines (name, value).
+    pub headers: Vec<(&'static str, String)>,
 }
 
 impl Response {
@@ -329,6 +331,7 @@ impl Response {
             status,
             content_type: "application/json",
             body,
+            headers: Vec::new(),
         }
     }
     pub fn text(status: u16, content_type: &'static str, body: String) -> Response {
@@ -336,6 +339,7 @@ impl Response {
             status,
             content_type,
             body: body.into_bytes(),
+            headers: Vec::new(),
         }
     }
 }
@@ -366,15 +370,26 @@ pub fn reason(status: u16) -> &'static str {
 
 /// Writes `resp` and closes the exchange (`Connection: close`).
 pub fn write_response<W: Write>(w: &mut W, resp: &Response) -> io::Result<()> {
-    let head = format!(
-        "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+    let mut out = format!(
+        "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n",
         resp.status,
         reason(resp.status),
         resp.content_type,
         resp.body.len()
-    );
-    w.write_all(head.as_bytes())?;
-    w.write_all(&resp.body)?;
+    )
+    .into_bytes();
+    for (k, v) in &resp.headers {
+        out.extend_from_slice(format!("{k}: {v}\r\n").as_bytes());
+    }
+    out.extend_from_slice(b"\r\n");
+    // One write for a small answer; a large body is not copied.
+    if resp.body.len() <= 64 << 10 {
+        out.extend_from_slice(&resp.body);
+        w.write_all(&out)?;
+    } else {
+        w.write_all(&out)?;
+        w.write_all(&resp.body)?;
+    }
     w.flush()
 }
 

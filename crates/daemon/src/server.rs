@@ -81,6 +81,18 @@ fn body<T: for<'de> Deserialize<'de>>(req: &Request) -> Result<T, ApiError> {
     serde_json::from_slice(&req.body).map_err(|e| ApiError::bad(format!("bad JSON body: {e}")))
 }
 
+/// The client asks for the snapshot as raw bytes.
+fn wants_octets(req: &Request) -> bool {
+    req.header("accept")
+        .is_some_and(|a| a.contains("application/octet-stream"))
+}
+
+/// The body is raw bytes (a snapshot).
+fn is_octets(req: &Request) -> bool {
+    req.header("content-type")
+        .is_some_and(|c| c.starts_with("application/octet-stream"))
+}
+
 impl Server {
     /// Who the request is from, or why it is refused.
     pub fn authenticate(&self, req: &Request, peer: Peer) -> Result<Caller, ApiError> {
@@ -156,6 +168,40 @@ impl Server {
                 .and_then(|b| f.install(&caller, p(0), b.config, b.config_file)),
             Op::StopInstance => f.stop(&caller, p(0)),
             Op::StartInstance => f.start(&caller, p(0)),
+            Op::Suspend if wants_octets(req) => {
+                let b = if req.body.is_empty() {
+                    Ok(SuspendRequest::default())
+                } else {
+                    body::<SuspendRequest>(req)
+                };
+                return Reply::Whole(match b.and_then(|b| f.suspend_bytes(&caller, p(0), &b)) {
+                    Ok((v, snap)) => Response {
+                        status: 200,
+                        content_type: "application/octet-stream",
+                        body: snap,
+                        headers: vec![(
+                            "X-Clickos-Instance",
+                            serde_json::to_string(&v).unwrap_or_default(),
+                        )],
+                    },
+                    Err(e) => err(e),
+                });
+            }
+            Op::ResumeNew if is_octets(req) => {
+                let vnics: Vec<String> = req
+                    .query
+                    .iter()
+                    .filter(|(k, _)| k == "vnic")
+                    .map(|(_, v)| v.clone())
+                    .collect();
+                let r = ResumeRequest {
+                    name: req.query("name").map(str::to_string),
+                    vnics: (!vnics.is_empty() || req.query("novnics").is_some()).then_some(vnics),
+                    ..ResumeRequest::default()
+                };
+                let quota = self.tokens.quota(caller.tenant());
+                f.resume_new_from(&caller, quota, r, Some(req.body.clone()))
+            }
             Op::Suspend => if req.body.is_empty() {
                 Ok(SuspendRequest::default())
             } else {
