@@ -146,21 +146,27 @@ pub fn read_request<R: Read>(r: &mut R, lim: &Limits) -> Result<Request, ParseEr
     if body.len() > len {
         body.truncate(len);
     }
-    body.reserve(len - body.len());
-    while body.len() < len {
+    // Read straight into the body (large snapshots arrive in big reads),
+    // growing it as bytes come rather than trusting Content-Length
+    // with memory up front.
+    let mut have = body.len();
+    while have < len {
         if t0.elapsed() > lim.deadline {
             return Err(ParseError::Timeout);
         }
-        let want = (len - body.len()).min(chunk.len());
-        let n = r.read(&mut chunk[..want]).map_err(io_err)?;
+        if body.len() == have {
+            let grow = (len - have).min(have.max(64 << 10));
+            body.resize(have + grow, 0);
+        }
+        let n = r.read(&mut body[have..]).map_err(io_err)?;
         if n == 0 {
             return Err(ParseError::Bad(format!(
-                "body ended after {} of {len} bytes",
-                body.len()
+                "body ended after {have} of {len} bytes"
             )));
         }
-        body.extend_from_slice(&chunk[..n]);
+        have += n;
     }
+    body.truncate(have);
     req.body = body;
     Ok(req)
 }

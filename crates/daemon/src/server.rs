@@ -119,7 +119,7 @@ impl Server {
     }
 
     /// Answers one parsed request.
-    pub fn dispatch(&self, req: &Request, peer: Peer) -> Reply {
+    pub fn dispatch(&self, req: &mut Request, peer: Peer) -> Reply {
         let caller = match self.authenticate(req, peer) {
             Ok(c) => c,
             Err(e) => return Reply::Whole(err(e)),
@@ -200,7 +200,7 @@ impl Server {
                     ..ResumeRequest::default()
                 };
                 let quota = self.tokens.quota(caller.tenant());
-                f.resume_new_from(&caller, quota, r, Some(req.body.clone()))
+                f.resume_new_from(&caller, quota, r, Some(std::mem::take(&mut req.body)))
             }
             Op::Suspend => if req.body.is_empty() {
                 Ok(SuspendRequest::default())
@@ -254,7 +254,7 @@ impl Server {
 
     /// Serves one connection.
     pub fn serve<S: Read + Write>(&self, mut s: S, peer: Peer) {
-        let req = match http::read_request(&mut s, &self.limits) {
+        let mut req = match http::read_request(&mut s, &self.limits) {
             Ok(r) => r,
             Err(http::ParseError::Closed) => return,
             Err(e) => {
@@ -268,7 +268,7 @@ impl Server {
                 return;
             }
         };
-        match self.dispatch(&req, peer) {
+        match self.dispatch(&mut req, peer) {
             Reply::Whole(resp) => {
                 let _ = http::write_response(&mut s, &resp);
             }
