@@ -8,9 +8,11 @@
 //! 100 ms in the background, and when it stops): an acknowledged change
 //! survives `kill -9` (it is in the file), the API does not wait for an
 //! fsync (which costs milliseconds here), and after a power loss at most
-//! the last 100 ms of changes are gone; a torn last line is dropped. On
-//! open, the journal is replayed into the database (replaying is
-//! idempotent) and emptied.
+//! the last 100 ms of changes are gone; a torn last line is dropped. A
+//! flush sets the journal aside (`clickos.journal.old`) and starts a new
+//! one before it commits, so requests do not wait for its fsync. On open,
+//! both are replayed into the database, older first (replaying is
+//! idempotent), and emptied.
 use redb::{Database, ReadableTable, TableDefinition};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -76,6 +78,9 @@ pub struct Record {
 pub struct Store {
     db: Database,
     journal: Mutex<Journal>,
+    jpath: std::path::PathBuf,
+    /// One flush at a time.
+    flushing: Mutex<()>,
 }
 
 struct Journal {
@@ -179,15 +184,19 @@ impl Store {
         tx.commit().map_err(e("commit"))?;
         let jpath = dir.join("clickos.journal");
         let jerr = |err: std::io::Error| format!("{}: {err}", jpath.display());
-        let old = match std::fs::read(&jpath) {
-            Ok(b) => b,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-            Err(err) => return Err(jerr(err)),
-        };
-        let replay = parse_journal(&old);
+        // A flush in progress left the older journal aside: it goes first.
+        let mut replay = Vec::new();
+        for p in [dir.join("clickos.journal.old"), jpath.clone()] {
+            match std::fs::read(&p) {
+                Ok(b) => replay.extend(parse_journal(&b)),
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+                Err(err) => return Err(format!("{}: {err}", p.display())),
+            }
+        }
         if !replay.is_empty() {
             apply(&db, &replay)?;
         }
+        let _ = std::fs::remove_file(dir.join("clickos.journal.old"));
         let file = std::fs::OpenOptions::new()
             .create(true)
             .write(true)
@@ -205,6 +214,8 @@ impl Store {
         };
         Ok(Store {
             db,
+            jpath,
+            flushing: Mutex::new(()),
             journal: Mutex::new(Journal {
                 file,
                 pending: Vec::new(),
@@ -233,21 +244,46 @@ impl Store {
     }
 
     /// Folds the journal into the database (one committed, synced
-    /// transaction) and empties it. Cheap when nothing changed.
+    /// transaction) and empties it. Cheap when nothing changed. Changes
+    /// go on meanwhile: the journal is set aside (`clickos.journal.old`)
+    /// and a new one started before the commit, so the commit's fsync
+    /// does not hold up the API.
     pub fn flush(&self) -> Result<(), String> {
-        let mut j = self.journal.lock().unwrap_or_else(|p| p.into_inner());
-        if j.pending.is_empty() {
-            return Ok(());
+        let _one = self.flushing.lock().unwrap_or_else(|p| p.into_inner());
+        let pending = {
+            let mut j = self.journal.lock().unwrap_or_else(|p| p.into_inner());
+            if j.pending.is_empty() {
+                return Ok(());
+            }
+            let jerr = |err: std::io::Error| format!("state journal: {err}");
+            std::fs::rename(&self.jpath, self.jpath.with_extension("journal.old")).map_err(jerr)?;
+            j.file = std::fs::OpenOptions::new()
+                .create(true)
+                .write(true)
+                .truncate(true)
+                .open(&self.jpath)
+                .map_err(jerr)?;
+            std::mem::take(&mut j.pending)
+        };
+        if let Err(err) = apply(&self.db, &pending) {
+            // Keep every change: back into the (new) journal, in order.
+            use std::io::Write;
+            let mut j = self.journal.lock().unwrap_or_else(|p| p.into_inner());
+            let mut all = pending;
+            all.append(&mut j.pending);
+            let bytes: Vec<u8> = all.iter().flat_map(journal_line).collect();
+            let w = j.file.set_len(0).and_then(|()| {
+                use std::io::Seek;
+                j.file.seek(std::io::SeekFrom::Start(0))?;
+                j.file.write_all(&bytes)
+            });
+            j.pending = all;
+            if w.is_ok() {
+                let _ = std::fs::remove_file(self.jpath.with_extension("journal.old"));
+            }
+            return Err(err);
         }
-        apply(&self.db, &j.pending)?;
-        j.file
-            .set_len(0)
-            .map_err(|err| format!("state journal: {err}"))?;
-        use std::io::Seek;
-        j.file
-            .seek(std::io::SeekFrom::Start(0))
-            .map_err(|err| format!("state journal: {err}"))?;
-        j.pending.clear();
+        let _ = std::fs::remove_file(self.jpath.with_extension("journal.old"));
         Ok(())
     }
 
@@ -329,6 +365,38 @@ mod tests {
         assert_eq!(names, vec!["b".to_string()]);
         assert_eq!(s.next_id().unwrap(), 4);
         assert!(std::fs::metadata(&j).unwrap().len() > 0);
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    /// A flush interrupted after setting the journal aside: both files
+    /// are replayed, the older first.
+    #[test]
+    fn an_interrupted_flush_replays_both_journals_in_order() {
+        let d = tmp("old");
+        drop(Store::open(&d).unwrap());
+        let old: Vec<u8> = [Change::Put(rec("a", 1)), Change::NextId(2)]
+            .iter()
+            .flat_map(journal_line)
+            .collect();
+        std::fs::write(d.join("clickos.journal.old"), old).unwrap();
+        let new: Vec<u8> = [Change::Delete("a".into()), Change::Put(rec("b", 2))]
+            .iter()
+            .flat_map(journal_line)
+            .collect();
+        std::fs::write(d.join("clickos.journal"), new).unwrap();
+        let s = Store::open(&d).unwrap();
+        let names: Vec<String> = s.load().unwrap().into_iter().map(|r| r.name).collect();
+        assert_eq!(names, vec!["b".to_string()]);
+        assert_eq!(s.next_id().unwrap(), 2);
+        assert!(!d.join("clickos.journal.old").exists());
+        // and a flush with changes after it leaves one empty journal
+        s.put(&rec("c", 2)).unwrap();
+        s.flush().unwrap();
+        assert_eq!(
+            std::fs::metadata(d.join("clickos.journal")).unwrap().len(),
+            0
+        );
+        assert_eq!(s.load().unwrap().len(), 2);
         let _ = std::fs::remove_dir_all(&d);
     }
 
