@@ -73,10 +73,11 @@ def render_daemon(doc):
         return "met" if ok else "**missed**"
 
     gap = c["api_ms"][0] - c["library_ms"][0]
+    gap99 = c["api_ms"][1] - c["library_ms"][1]
     out = [f"| {n} vm instances of `{doc['config']}`, {doc['memory_mib']} MiB each | measured | target |",
            "|---|---|---|",
            f"| create → running, the library (`Instance::create`), median / p99 | {c['library_ms'][0]:.2f} / {c['library_ms'][1]:.2f} ms | — |",
-           f"| create → running through the API (`POST /v1/instances` answered), median / p99 | {c['api_ms'][0]:.2f} / {c['api_ms'][1]:.2f} ms | within 1 ms of the library: {met(gap <= 1.0)} ({gap:+.2f} ms) |",
+           f"| create → running through the API (`POST /v1/instances` answered), median / p99 | {c['api_ms'][0]:.2f} / {c['api_ms'][1]:.2f} ms | within 1 ms of the library: median {met(gap <= 1.0)} ({gap:+.2f} ms), p99 {met(gap99 <= 1.0)} ({gap99:+.2f} ms) |",
            f"| … of which not the boot (the answer minus the daemon's own boot time), median / p99 | {c['api_minus_boot_ms'][0]:.2f} / {c['api_minus_boot_ms'][1]:.2f} ms | |",
            f"| {n} instances created through the API ({doc['client_threads']} clients) | {f['seconds']:.2f} s | ≤ 5 s: {met(f['seconds'] <= 5)} |",
            f"| memory with {n} running: daemon RSS (guest RAM included) / per instance / MemAvailable drop | {f['daemon_rss_mib']} MiB / {f['rss_per_instance_kib']} KiB / {f['mem_available_drop_mib']} MiB | |",
