@@ -65,11 +65,42 @@ def render_suspend(doc):
     return "\n".join(out)
 
 
+def render_daemon(doc):
+    c, f, h, u, r = doc["create"], doc["fleet"], doc["handler_us"], doc["update"], doc["restart"]
+    n = f["n"]
+
+    def met(ok):
+        return "met" if ok else "**missed**"
+
+    gap = c["api_ms"][0] - c["library_ms"][0]
+    gap99 = c["api_ms"][1] - c["library_ms"][1]
+    out = [f"| {n} vm instances of `{doc['config']}`, {doc['memory_mib']} MiB each | measured | target |",
+           "|---|---|---|",
+           f"| create → running, the library (`Instance::create`), median / p99 | {c['library_ms'][0]:.2f} / {c['library_ms'][1]:.2f} ms | — |",
+           f"| create → running through the API (`POST /v1/instances` answered), median / p99 | {c['api_ms'][0]:.2f} / {c['api_ms'][1]:.2f} ms | within 1 ms of the library: median {met(gap <= 1.0)} ({gap:+.2f} ms), p99 {met(gap99 <= 1.0)} ({gap99:+.2f} ms) |",
+           f"| … of which not the boot (the answer minus the daemon's own boot time), median / p99 | {c['api_minus_boot_ms'][0]:.2f} / {c['api_minus_boot_ms'][1]:.2f} ms | |",
+           f"| {n} instances created through the API ({doc['client_threads']} clients) | {f['seconds']:.2f} s | ≤ 5 s: {met(f['seconds'] <= 5)} |",
+           f"| memory with {n} running: daemon RSS (guest RAM included) / per instance / MemAvailable drop | {f['daemon_rss_mib']} MiB / {f['rss_per_instance_kib']} KiB / {f['mem_available_drop_mib']} MiB | |",
+           f"| one configuration pushed to {u['n']} running instances (`PUT …/config`, {doc['client_threads']} clients) | {u['ms']:.0f} ms | ≤ 1 s: {met(u['ms'] <= 1000)} |",
+           f"| handler read round trip (`GET …/handlers/c.count`), median / p99 | {h['read'][0]:.0f} / {h['read'][1]:.0f} µs | ≤ 200 µs median: {met(h['read'][0] <= 200)} |",
+           f"| … the library's own read (`Instance::read`, in process), median / p99 | {h['library_read'][0]:.0f} / {h['library_read'][1]:.0f} µs | |",
+           f"| handler write round trip (`PUT …/handlers/c.reset`), median / p99 | {h['write'][0]:.0f} / {h['write'][1]:.0f} µs | ≤ 200 µs median: {met(h['write'][0] <= 200)} |",
+           f"| daemon restart after `kill -9`: socket answers / all {n} running (from their configurations) | {r['kill9_socket_ms']:.0f} ms / {r['kill9_all_running_s']:.2f} s | |",
+           f"| clean stop (SIGTERM; {n} parked, {r['parked_mb']:.0f} MB of snapshots) / start to all {n} running with their state | {r['clean_stop_s']:.2f} s / {r['clean_all_running_s']:.2f} s | |",
+           "",
+           f"One connection per request over the UNIX socket (`Connection: close`, as the CLI and the Python client do); "
+           f"medians and p99 over {doc['rounds']} creates (library and API alternating) and {h['samples']} handler "
+           f"reads and writes; {doc['profile']} build; measured {doc['date']} on {doc['cpu'].strip()} "
+           f"({doc['cpus']} CPUs, {doc['mem_gib']} GiB, Linux {doc['kernel']}, load {doc['load_before']} before / "
+           f"{doc['load_after']} after, shared with other work); `{doc['command']}`."]
+    return "\n".join(out)
+
+
 def renderers():
     import compare  # bench/peers/compare.py
     mb = load("bench/middleboxes/run.py", "middleboxes_run")
     return {"peers": compare.render, "latency": render_latency, "middleboxes": mb.render,
-            "suspend": render_suspend}
+            "suspend": render_suspend, "daemon": render_daemon}
 
 
 def main():

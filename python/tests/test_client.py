@@ -127,8 +127,7 @@ def test_suspend_resume_migrate(client: Client, daemon, tmp_path) -> None:
     assert "truncated" in str(e.value)
     other_dir = pathlib.Path(daemon.sock).parent / "other"
     other_dir.mkdir()
-    other = Daemon(other_dir, [])
-    other.start()
+    other = Daemon(other_dir, [])  # started by the constructor
     try:
         to = Client(other.sock, token="")
         r = client.migrate("s", to)

@@ -103,6 +103,17 @@ struct Global {
 struct Answer {
     status: u16,
     body: Vec<u8>,
+    head: String,
+}
+
+impl Answer {
+    /// A header's value (name in any case).
+    fn header(&self, name: &str) -> Option<&str> {
+        self.head.split("\r\n").skip(1).find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.trim().eq_ignore_ascii_case(name).then(|| v.trim())
+        })
+    }
 }
 
 enum Conn {
@@ -155,19 +166,39 @@ impl Global {
     }
 
     fn send(&self, method: &str, path: &str, body: Option<&Value>) -> Result<Conn, Fail> {
-        let mut c = self.connect()?;
         let data = body.map(|b| serde_json::to_vec(b).unwrap_or_default());
+        self.send_raw(
+            method,
+            path,
+            &[],
+            data.as_deref().map(|d| ("application/json", d)),
+        )
+    }
+
+    /// A request with extra header lines and a body of a given type.
+    fn send_raw(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        data: Option<(&str, &[u8])>,
+    ) -> Result<Conn, Fail> {
+        let mut c = self.connect()?;
         let mut head = format!("{method} {path} HTTP/1.1\r\nHost: clickos\r\n");
         if let Some(t) = &self.token {
             head.push_str(&format!("Authorization: Bearer {t}\r\n"));
         }
-        if let Some(d) = &data {
+        for (k, v) in headers {
+            head.push_str(&format!("{k}: {v}\r\n"));
+        }
+        if let Some((ct, d)) = &data {
             head.push_str(&format!(
-                "Content-Type: application/json\r\nContent-Length: {}\r\n",
+                "Content-Type: {ct}\r\nContent-Length: {}\r\n",
                 d.len()
             ));
         }
         head.push_str("Connection: close\r\n\r\n");
+        let data = data.map(|(_, d)| d);
         let lost = |e: std::io::Error| (EXIT_UNREACHABLE, format!("daemon connection: {e}"));
         c.write_all(head.as_bytes()).map_err(lost)?;
         if let Some(d) = &data {
@@ -178,7 +209,11 @@ impl Global {
     }
 
     fn call(&self, method: &str, path: &str, body: Option<&Value>) -> Result<Answer, Fail> {
-        let mut c = self.send(method, path, body)?;
+        let c = self.send(method, path, body)?;
+        Self::answer(c)
+    }
+
+    fn answer(mut c: Conn) -> Result<Answer, Fail> {
         let mut buf = Vec::new();
         c.read_to_end(&mut buf)
             .map_err(|e| (EXIT_UNREACHABLE, format!("daemon connection: {e}")))?;
@@ -195,6 +230,7 @@ impl Global {
         Ok(Answer {
             status,
             body: buf[end + 4..].to_vec(),
+            head,
         })
     }
 
@@ -204,6 +240,32 @@ impl Global {
             eprintln!("clickos: {msg}");
             code
         })?;
+        self.json_answer(a)
+    }
+
+    /// A request with a raw body and header lines; the answer on success
+    /// (whatever its type), else the error printed.
+    fn raw_call(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        data: Option<(&str, &[u8])>,
+    ) -> Result<Answer, i32> {
+        let a = self
+            .send_raw(method, path, headers, data)
+            .and_then(Self::answer)
+            .map_err(|(code, msg)| {
+                eprintln!("clickos: {msg}");
+                code
+            })?;
+        if (200..300).contains(&a.status) {
+            return Ok(a);
+        }
+        self.json_answer(a).map(|_| unreachable!())
+    }
+
+    fn json_answer(&self, a: Answer) -> Result<Value, i32> {
         let v: Value = serde_json::from_slice(&a.body).unwrap_or(Value::Null);
         if (200..300).contains(&a.status) {
             return Ok(v);
@@ -511,18 +573,42 @@ fn migrate(g: &Global, a: &[String]) -> Result<Value, i32> {
     };
     // Reachable before anything happens here.
     there.json_call("GET", "/v1/health", None)?;
+    // The snapshot travels as raw bytes (application/octet-stream both
+    // ways), not base64 in JSON.
     let t0 = Instant::now();
-    let v = g.json_call(
+    let snap = g.raw_call(
         "POST",
         &format!("{}/suspend", inst_path(inst)),
-        Some(&json!({"inline": true})),
+        &[("Accept", "application/octet-stream")],
+        None,
     )?;
+    let v: Value = snap
+        .header("x-clickos-instance")
+        .and_then(|h| serde_json::from_str(h).ok())
+        .unwrap_or(Value::Null);
     let here_name = v["name"].as_str().unwrap_or(inst).to_string();
-    let mut body = json!({"snapshot": v["snapshot"], "name": name.unwrap_or(here_name.clone())});
-    if let Some(vn) = vnics {
-        body["vnics"] = json!(vn);
+    let mut q = format!(
+        "?name={}",
+        percent_encode(name.as_deref().unwrap_or(&here_name))
+    );
+    match &vnics {
+        Some(vn) if vn.is_empty() => q.push_str("&novnics=1"),
+        Some(vn) => {
+            for a in vn {
+                q.push_str(&format!("&vnic={}", percent_encode(a)));
+            }
+        }
+        None => {}
     }
-    match there.json_call("POST", "/v1/instances/resume", Some(&body)) {
+    let resumed = there
+        .raw_call(
+            "POST",
+            &format!("/v1/instances/resume{q}"),
+            &[],
+            Some(("application/octet-stream", &snap.body)),
+        )
+        .and_then(|a| there.json_answer(a));
+    match resumed {
         Ok(mut r) => {
             let downtime = t0.elapsed();
             g.json_call("DELETE", &inst_path(&here_name), None)?;

@@ -236,6 +236,47 @@ impl Daemon {
         self.child = spawn_daemon(&self.dir, &self.sock);
         self.wait_up();
     }
+    /// A clean stop (SIGTERM, waited for) and a start on the same state.
+    fn term_and_restart(&mut self) {
+        let st = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let t0 = Instant::now();
+        loop {
+            if let Some(st) = self.child.try_wait().unwrap() {
+                assert!(st.success(), "daemon ended with {st}");
+                break;
+            }
+            assert!(
+                t0.elapsed() < Duration::from_secs(20),
+                "daemon did not stop"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        self.child = spawn_daemon(&self.dir, &self.sock);
+        self.wait_up();
+    }
+    /// Waits until `name` is running.
+    fn wait_running(&self, name: &str) {
+        let t0 = Instant::now();
+        while self.state(name) != "running" {
+            assert!(
+                t0.elapsed() < Duration::from_secs(15),
+                "{name} is {}",
+                self.state(name)
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    fn events(&self) -> Vec<serde_json::Value> {
+        self.ok(&["--json", "events"])
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
     fn cli(&self, args: &[&str]) -> (i32, String, String) {
         let o = Command::new(bin())
             .args(args)
@@ -384,6 +425,26 @@ fn suspend_resume_and_migrate_through_the_daemon() {
     assert_eq!(b.ok(&["list"]).lines().count(), before);
     assert_eq!(b.cli(&["show", "x"]).0, 4);
 
+    // A raw (application/octet-stream) body that is not a snapshot: 422
+    // with why, nothing created.
+    {
+        use std::io::{Read, Write};
+        let mut s = std::os::unix::net::UnixStream::connect(&b.sock).unwrap();
+        let junk = [7u8; 300];
+        write!(
+            s,
+            "POST /v1/instances/resume?name=junk HTTP/1.1\r\nContent-Type: application/octet-stream\r\nContent-Length: {}\r\n\r\n",
+            junk.len()
+        )
+        .unwrap();
+        s.write_all(&junk).unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).unwrap();
+        assert!(out.starts_with("HTTP/1.1 422"), "{out}");
+        assert!(out.contains("bad_snapshot"), "{out}");
+        assert_eq!(b.cli(&["show", "junk"]).0, 4);
+    }
+
     // Other levels cannot be suspended; they run on.
     a.ok(&[
         "create",
@@ -399,6 +460,125 @@ fn suspend_resume_and_migrate_through_the_daemon() {
     assert_eq!(a.state("p"), "running");
 }
 
+/// The NAT's UDP mappings through the CLI, without the expiry times.
+fn cli_mappings(d: &Daemon, name: &str) -> String {
+    d.ok(&["read", name, "rw.udp_mappings"])
+        .lines()
+        .map(|l| {
+            l.split_whitespace()
+                .filter(|w| !w.starts_with("exp"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Issue 15 item 1: after a clean stop and start of the daemon a vm
+/// instance's element state (counters, NAT mappings) comes back; after
+/// `kill -9` it boots fresh from its configuration; a `process` instance
+/// always boots fresh; a damaged parked snapshot falls back to the
+/// configuration with an event saying why.
+#[test]
+fn element_state_survives_a_clean_daemon_restart() {
+    if !common::can_use_kvm() {
+        return;
+    }
+    let dir = tmpdir("dclean");
+    let mut d = Daemon::start(&dir.join("a"));
+    let cfg = dir.join("nat.click");
+    std::fs::write(&cfg, NAT).unwrap();
+    let cfg = cfg.display().to_string();
+    // Its capture replays whenever the vNIC is wired: 200 flows counted
+    // at each start, mapped once.
+    let input = pcap(&dir.join("in.pcap"), 0, 200);
+    let att = format!("pcap:{input},{}", dir.join("out.pcap").display());
+    d.ok(&["create", "nat", &cfg, "--vnic", &att]);
+    d.ok(&[
+        "create",
+        "p",
+        "-e",
+        "InfiniteSource(LIMIT 7, STOP false) -> c :: Counter -> Discard;",
+        "--isolation",
+        "process",
+    ]);
+    d.wait_num("nat", "in.count", 200);
+    d.wait_num("nat", "out.count", 200);
+    assert_eq!(d.num("nat", "rw.table_size"), 200);
+    let mappings = cli_mappings(&d, "nat");
+    assert!(mappings.lines().count() >= 200, "{mappings}");
+    let ticks = d.num("nat", "t.count");
+    assert!(ticks > 0);
+
+    // Clean stop and start: the state is the same (the replayed capture
+    // adds 200 to the counters and nothing to the mappings).
+    d.term_and_restart();
+    d.wait_running("nat");
+    d.wait_num("nat", "in.count", 400);
+    d.wait_num("nat", "out.count", 400);
+    assert_eq!(d.num("nat", "rw.table_size"), 200);
+    assert_eq!(cli_mappings(&d, "nat"), mappings);
+    assert!(
+        d.num("nat", "t.count") >= ticks,
+        "the timer's counter restarted"
+    );
+    d.wait_running("p");
+    d.wait_num("p", "c.count", 7);
+    let evs = d.events();
+    let rec = evs
+        .iter()
+        .rev()
+        .find(|e| e["kind"] == "recovered" && e["instance"] == "nat")
+        .expect("a recovered event");
+    assert!(
+        rec["message"]
+            .as_str()
+            .unwrap()
+            .contains("element state restored"),
+        "{rec}"
+    );
+    assert!(!dir.join("a/state/parked/nat.snap").exists());
+
+    // kill -9: from the configuration, as before (the counters restart).
+    d.kill9_and_restart();
+    d.wait_running("nat");
+    d.wait_num("nat", "in.count", 200);
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(d.num("nat", "in.count"), 200);
+    assert_eq!(d.num("nat", "rw.table_size"), 200);
+
+    // A damaged parked snapshot: a fresh boot and an event saying why.
+    let stop = |d: &mut Daemon| {
+        Command::new("kill")
+            .args(["-TERM", &d.child.id().to_string()])
+            .status()
+            .unwrap();
+        d.child.wait().unwrap();
+    };
+    stop(&mut d);
+    let parked = dir.join("a/state/parked/nat.snap");
+    let mut bytes = std::fs::read(&parked).unwrap();
+    let k = bytes.len() / 2;
+    bytes[k] ^= 0x55;
+    std::fs::write(&parked, &bytes).unwrap();
+    d.child = spawn_daemon(&d.dir, &d.sock);
+    d.wait_up();
+    d.wait_running("nat");
+    d.wait_num("nat", "in.count", 200);
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(d.num("nat", "in.count"), 200);
+    let evs = d.events();
+    let why = evs
+        .iter()
+        .find(|e| e["kind"] == "snapshot_refused" && e["instance"] == "nat")
+        .expect("a snapshot_refused event");
+    assert!(
+        why["message"].as_str().unwrap().contains("checksum"),
+        "{why}"
+    );
+    assert!(!parked.exists());
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     v[v.len() / 2]
@@ -406,9 +586,9 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 /// The benchmark of README's "Suspend, resume, migrate" table: a NAT
 /// holding 10,000 mappings, suspended and resumed in this process (the
-/// instance layer) and migrated between two daemons through the CLI.
+/// instance layer) and migrated between two daemons through the CLI (the snapshot as raw bytes).
 /// Writes `bench/results/suspend.json` when `CLICKOS_BENCH_OUT` names it.
-/// `CLICKOS_BENCH_OUT=bench/results/suspend.json cargo test -p clickos --test suspend -- --ignored --nocapture`
+/// `CLICKOS_BENCH_OUT=bench/results/suspend.json cargo test --release -p clickos --test suspend -- --ignored --nocapture bench_suspend`
 #[test]
 #[ignore]
 fn bench_suspend_resume_and_migrate_10k_mappings() {
@@ -436,7 +616,7 @@ fn bench_suspend_resume_and_migrate_10k_mappings() {
         inst = r;
     }
     println!("in process: suspend {sus:?} resume {res:?} ms, {size} bytes");
-    // Two daemons, through the CLI (the snapshot crosses as base64 JSON).
+    // Two daemons, through the CLI (the snapshot crosses as raw bytes).
     let dir = tmpdir("dbench");
     let a = Daemon::start(&dir.join("a"));
     let b = Daemon::start(&dir.join("b"));
@@ -487,7 +667,7 @@ fn bench_suspend_resume_and_migrate_10k_mappings() {
         "migrate_downtime_ms": median(mig.clone()),
         "migrate_suspend_ms": median(mig_sus.clone()),
         "raw": {"suspend": sus, "resume": res, "downtime": down, "migrate": mig},
-        "command": "CLICKOS_BENCH_OUT=bench/results/suspend.json cargo test -p clickos --test suspend -- --ignored --nocapture bench_suspend",
+        "command": "CLICKOS_BENCH_OUT=bench/results/suspend.json cargo test --release -p clickos --test suspend -- --ignored --nocapture bench_suspend",
     });
     if let Ok(p) = std::env::var("CLICKOS_BENCH_OUT") {
         let p = if Path::new(&p).is_absolute() {

@@ -416,6 +416,22 @@ impl Fleet {
                 }),
             );
         }
+        // Parked snapshots of instances that will not come back at once
+        // are stale.
+        if let Ok(rd) = std::fs::read_dir(dir.join("parked")) {
+            for f in rd.flatten() {
+                let name = f.file_name();
+                let name = name.to_string_lossy();
+                let keep = name.strip_suffix(".snap").is_some_and(|n| {
+                    entries
+                        .get(n)
+                        .is_some_and(|e| lock(&e.st).state == "starting")
+                });
+                if !keep {
+                    let _ = std::fs::remove_file(f.path());
+                }
+            }
+        }
         Ok(Arc::new(Fleet {
             store,
             dir: dir.to_path_buf(),
@@ -838,6 +854,8 @@ impl Fleet {
             (st.run.take(), st.rec.clone())
         };
         self.persist(&rec)?;
+        // A stop forgets element state: a parked snapshot is not used.
+        let _ = std::fs::remove_file(self.parked_path(&rec.name));
         let how = run.and_then(|r| r.shut(true));
         lock(&e.st).last_end = how.as_ref().map(|h| h.to_string());
         self.events.push(
@@ -864,6 +882,21 @@ impl Fleet {
         key: &str,
         req: SuspendRequest,
     ) -> Result<Value, ApiError> {
+        let (mut v, snap) = self.suspend_bytes(caller, key, &req)?;
+        if req.inline {
+            v["snapshot"] = json!(crate::b64::encode(&snap));
+        }
+        Ok(v)
+    }
+
+    /// [`suspend`](Self::suspend), the snapshot returned as bytes (for an
+    /// `application/octet-stream` answer) rather than base64.
+    pub fn suspend_bytes(
+        &self,
+        caller: &Caller,
+        key: &str,
+        req: &SuspendRequest,
+    ) -> Result<(Value, Vec<u8>), ApiError> {
         let e = self.find(caller, key)?;
         let _ops = lock(&e.ops);
         let t0 = Instant::now();
@@ -938,10 +971,7 @@ impl Fleet {
         let mut v = self.view_entry(&e, false);
         v["snapshot_bytes"] = json!(snap.len());
         v["suspend_ms"] = json!(paused.as_secs_f64() * 1e3);
-        if req.inline {
-            v["snapshot"] = json!(crate::b64::encode(&snap));
-        }
-        Ok(v)
+        Ok((v, snap))
     }
 
     fn rewire(&self, rec: &Record, run: &mut Running) -> Result<(), ApiError> {
@@ -1019,11 +1049,24 @@ impl Fleet {
         quota: Quota,
         req: ResumeRequest,
     ) -> Result<Value, ApiError> {
-        let snap = match (&req.file, &req.snapshot) {
-            (Some(f), None) => {
+        self.resume_new_from(caller, quota, req, None)
+    }
+
+    /// [`resume_new`](Self::resume_new) with the snapshot's bytes given
+    /// (an `application/octet-stream` body) instead of `file`/`snapshot`.
+    pub fn resume_new_from(
+        &self,
+        caller: &Caller,
+        quota: Quota,
+        req: ResumeRequest,
+        raw: Option<Vec<u8>>,
+    ) -> Result<Value, ApiError> {
+        let snap = match (&req.file, &req.snapshot, raw) {
+            (None, None, Some(b)) => b,
+            (Some(f), None, None) => {
                 std::fs::read(f).map_err(|err| ApiError::bad(format!("cannot read {f}: {err}")))?
             }
-            (None, Some(b)) => crate::b64::decode(b).map_err(ApiError::bad)?,
+            (None, Some(b), None) => crate::b64::decode(b).map_err(ApiError::bad)?,
             _ => return Err(ApiError::bad("give either file or snapshot")),
         };
         let note = clickos_instance::snapshot_note(&snap)
@@ -1178,6 +1221,7 @@ impl Fleet {
             r.shut(false);
         }
         let _ = std::fs::remove_file(self.snapshot_path(&rec.name));
+        let _ = std::fs::remove_file(self.parked_path(&rec.name));
         self.events
             .push("destroyed", &rec, "destroyed".into(), Vec::new());
         Ok(view)
@@ -1253,6 +1297,7 @@ impl Fleet {
     /// their restart policy; starts what is due.
     pub fn supervise(&self) {
         let entries: Vec<Arc<Entry>> = lock(&self.entries).values().cloned().collect();
+        let mut due_now = Vec::new();
         for e in entries {
             if self.shutting.load(Ordering::Relaxed) {
                 return;
@@ -1316,61 +1361,263 @@ impl Fleet {
                 continue;
             }
             let due = st.rec.running && st.next_try.is_some_and(|t| t <= Instant::now());
-            if !due {
-                continue;
+            if due {
+                due_now.push(e.clone());
             }
-            let rec = st.rec.clone();
-            drop(st);
-            match self.launch(&rec, &e.console) {
+        }
+        // Start what is due, on a few threads (after a daemon restart that
+        // is every instance).
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let workers = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+            .clamp(1, 8)
+            .min(due_now.len());
+        if workers <= 1 {
+            for e in &due_now {
+                self.start_due(e);
+            }
+            return;
+        }
+        std::thread::scope(|s| {
+            for _ in 0..workers {
+                s.spawn(|| loop {
+                    let k = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(e) = due_now.get(k) else { break };
+                    if self.shutting.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    self.start_due(e);
+                });
+            }
+        });
+    }
+
+    /// Starts an instance the supervisor found due: after a daemon restart
+    /// from the snapshot a clean shutdown parked (its element state kept),
+    /// else from its configuration.
+    fn start_due(&self, e: &Arc<Entry>) {
+        let Ok(_ops) = e.ops.try_lock() else {
+            return;
+        };
+        let st = lock(&e.st);
+        let due = st.state != "destroyed"
+            && st.run.is_none()
+            && st.rec.running
+            && st.next_try.is_some_and(|t| t <= Instant::now());
+        if !due {
+            return;
+        }
+        let rec = st.rec.clone();
+        let recovering = st.recovering;
+        drop(st);
+        let mut how = String::new();
+        let parked = if recovering {
+            self.take_parked(&rec)
+        } else {
+            None
+        };
+        let res = match parked {
+            None => self.launch(&rec, &e.console),
+            Some(Ok(snap)) => match self.launch_from(&rec, &e.console, Some(&snap)) {
                 Ok(run) => {
-                    let mut st = lock(&e.st);
-                    st.run = Some(run);
-                    st.state = "running";
-                    st.next_try = None;
-                    let kind = if st.recovering {
-                        st.recovering = false;
-                        "recovered"
-                    } else {
-                        st.restarts += 1;
-                        "restarted"
-                    };
-                    let n = st.restarts;
-                    drop(st);
-                    let msg = if kind == "recovered" {
-                        "running again after a daemon restart".to_string()
-                    } else {
-                        format!("restart {n}")
-                    };
-                    self.events.push(kind, &rec, msg, Vec::new());
+                    how = format!(
+                        "; element state restored from the snapshot of the clean shutdown in {:.3} ms",
+                        run.boot.as_secs_f64() * 1e3
+                    );
+                    Ok(run)
                 }
                 Err(err) => {
-                    let mut st = lock(&e.st);
-                    st.failures += 1;
-                    let delay = backoff(st.failures);
-                    st.next_try = Some(Instant::now() + delay);
-                    st.state = "restarting";
-                    drop(st);
                     self.events.push(
-                        "restart_failed",
+                        "snapshot_refused",
                         &rec,
-                        format!("{}; next try in {} ms", err.message, delay.as_millis()),
-                        err.lines,
+                        format!(
+                            "the snapshot of the clean shutdown did not resume ({}); booting from the configuration, element state lost",
+                            err.message
+                        ),
+                        Vec::new(),
                     );
+                    self.launch(&rec, &e.console)
                 }
+            },
+            Some(Err(why)) => {
+                self.events.push(
+                    "snapshot_refused",
+                    &rec,
+                    format!(
+                        "the snapshot of the clean shutdown is unusable ({why}); booting from the configuration, element state lost"
+                    ),
+                    Vec::new(),
+                );
+                self.launch(&rec, &e.console)
+            }
+        };
+        match res {
+            Ok(run) => {
+                let mut st = lock(&e.st);
+                st.run = Some(run);
+                st.state = "running";
+                st.next_try = None;
+                let kind = if st.recovering {
+                    st.recovering = false;
+                    "recovered"
+                } else {
+                    st.restarts += 1;
+                    "restarted"
+                };
+                let n = st.restarts;
+                drop(st);
+                let msg = if kind == "recovered" {
+                    format!("running again after a daemon restart{how}")
+                } else {
+                    format!("restart {n}")
+                };
+                self.events.push(kind, &rec, msg, Vec::new());
+            }
+            Err(err) => {
+                let mut st = lock(&e.st);
+                st.failures += 1;
+                let delay = backoff(st.failures);
+                st.next_try = Some(Instant::now() + delay);
+                st.state = "restarting";
+                drop(st);
+                self.events.push(
+                    "restart_failed",
+                    &rec,
+                    format!("{}; next try in {} ms", err.message, delay.as_millis()),
+                    err.lines,
+                );
             }
         }
     }
 
-    /// Destroys every running instance (their desired state stays).
-    pub fn shutdown(&self) {
+    /// Ends every running instance (their desired state stays). A running
+    /// `vm` instance is parked first: suspended to
+    /// `STATE/parked/NAME.snap`, from which the next daemon resumes it
+    /// with its element state; the others are destroyed (they boot fresh
+    /// from their configuration). Returns (parked, ended otherwise).
+    pub fn shutdown(&self) -> (usize, usize) {
         self.shutting.store(true, Ordering::Relaxed);
         self.events.wake_all();
         let entries: Vec<Arc<Entry>> = lock(&self.entries).values().cloned().collect();
-        for e in entries {
-            let run = lock(&e.st).run.take();
-            if let Some(r) = run {
-                r.shut(false);
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let parked = std::sync::atomic::AtomicUsize::new(0);
+        let ended = std::sync::atomic::AtomicUsize::new(0);
+        let workers = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+            .clamp(1, 8)
+            .min(entries.len().max(1));
+        std::thread::scope(|s| {
+            for _ in 0..workers {
+                s.spawn(|| loop {
+                    let k = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(e) = entries.get(k) else { break };
+                    match self.park(e) {
+                        Some(true) => parked.fetch_add(1, Ordering::Relaxed),
+                        Some(false) => ended.fetch_add(1, Ordering::Relaxed),
+                        None => 0,
+                    };
+                });
             }
+        });
+        self.flush_store();
+        let parked = parked.into_inner();
+        if parked > 0 {
+            // One sync for all the snapshots rather than one per file.
+            if let Ok(d) = std::fs::File::open(self.dir.join("parked")) {
+                use std::os::fd::AsRawFd;
+                // SAFETY: syncfs on a descriptor we own; no memory is shared.
+                unsafe { libc::syncfs(d.as_raw_fd()) };
+            }
+        }
+        (parked, ended.into_inner())
+    }
+
+    /// Ends one instance at shutdown: parks it when it is a running `vm`
+    /// instance (Some(true)), else destroys it (Some(false)); None when it
+    /// was not running.
+    fn park(&self, e: &Arc<Entry>) -> Option<bool> {
+        let _ops = lock(&e.ops);
+        let (run, rec) = {
+            let mut st = lock(&e.st);
+            (st.run.take(), st.rec.clone())
+        };
+        let mut run = run?;
+        if rec.isolation != Isolation::Vm.name() || run.inst.ended().is_some() {
+            run.shut(false);
+            return Some(false);
+        }
+        if let Some(sw) = run.sw.take() {
+            let _ = sw.stop();
+        }
+        let note = serde_json::to_vec(&rec).unwrap_or_default();
+        let snap = match run.inst.suspend(&note) {
+            Ok(s) => s,
+            Err(why) => {
+                eprintln!(
+                    "clickos daemon: {}: cannot park ({why}); it boots fresh next time",
+                    rec.name
+                );
+                drop(run);
+                return Some(false);
+            }
+        };
+        drop(run);
+        let path = self.parked_path(&rec.name);
+        let r = path
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| {
+                let tmp = path.with_extension("tmp");
+                std::fs::write(&tmp, &snap).and_then(|()| std::fs::rename(&tmp, &path))
+            });
+        match r {
+            Ok(()) => Some(true),
+            Err(err) => {
+                eprintln!("clickos daemon: {}: {err}", path.display());
+                Some(false)
+            }
+        }
+    }
+
+    fn parked_path(&self, name: &str) -> PathBuf {
+        self.dir.join("parked").join(format!("{name}.snap"))
+    }
+
+    /// The snapshot a clean shutdown left for `rec`, if there is one and
+    /// it fits the record (taken of the same configuration and vNICs);
+    /// the file is removed either way. Err says why it is not used.
+    fn take_parked(&self, rec: &Record) -> Option<Result<Vec<u8>, String>> {
+        let path = self.parked_path(&rec.name);
+        let snap = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+            Err(e) => return Some(Err(format!("{}: {e}", path.display()))),
+        };
+        let _ = std::fs::remove_file(&path);
+        let check = || -> Result<(), String> {
+            let note = clickos_instance::snapshot_note(&snap)?;
+            let old: Record =
+                serde_json::from_slice(&note).map_err(|e| format!("the snapshot's record: {e}"))?;
+            if old.config != rec.config || old.vnics.len() != rec.vnics.len() {
+                return Err("the snapshot is of another configuration".into());
+            }
+            if rec.isolation != Isolation::Vm.name() {
+                return Err(format!(
+                    "the instance is now at isolation {}",
+                    rec.isolation
+                ));
+            }
+            Ok(())
+        };
+        Some(check().map(|()| snap))
+    }
+
+    /// Folds the store's journal into its database (see [`Store`]).
+    pub fn flush_store(&self) {
+        if let Err(err) = self.store.flush() {
+            eprintln!("clickos daemon: {err}");
         }
     }
 

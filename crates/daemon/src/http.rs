@@ -146,21 +146,27 @@ pub fn read_request<R: Read>(r: &mut R, lim: &Limits) -> Result<Request, ParseEr
     if body.len() > len {
         body.truncate(len);
     }
-    body.reserve(len - body.len());
-    while body.len() < len {
+    // Read straight into the body (large snapshots arrive in big reads),
+    // growing it as bytes come rather than trusting Content-Length
+    // with memory up front.
+    let mut have = body.len();
+    while have < len {
         if t0.elapsed() > lim.deadline {
             return Err(ParseError::Timeout);
         }
-        let want = (len - body.len()).min(chunk.len());
-        let n = r.read(&mut chunk[..want]).map_err(io_err)?;
+        if body.len() == have {
+            let grow = (len - have).min(have.max(64 << 10));
+            body.resize(have + grow, 0);
+        }
+        let n = r.read(&mut body[have..]).map_err(io_err)?;
         if n == 0 {
             return Err(ParseError::Bad(format!(
-                "body ended after {} of {len} bytes",
-                body.len()
+                "body ended after {have} of {len} bytes"
             )));
         }
-        body.extend_from_slice(&chunk[..n]);
+        have += n;
     }
+    body.truncate(have);
     req.body = body;
     Ok(req)
 }
@@ -319,6 +325,8 @@ pub struct Response {
     pub status: u16,
     pub content_type: &'static str,
     pub body: Vec<u8>,
+    /// More header lines (name, value).
+    pub headers: Vec<(&'static str, String)>,
 }
 
 impl Response {
@@ -329,6 +337,7 @@ impl Response {
             status,
             content_type: "application/json",
             body,
+            headers: Vec::new(),
         }
     }
     pub fn text(status: u16, content_type: &'static str, body: String) -> Response {
@@ -336,6 +345,7 @@ impl Response {
             status,
             content_type,
             body: body.into_bytes(),
+            headers: Vec::new(),
         }
     }
 }
@@ -366,15 +376,26 @@ pub fn reason(status: u16) -> &'static str {
 
 /// Writes `resp` and closes the exchange (`Connection: close`).
 pub fn write_response<W: Write>(w: &mut W, resp: &Response) -> io::Result<()> {
-    let head = format!(
-        "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+    let mut out = format!(
+        "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n",
         resp.status,
         reason(resp.status),
         resp.content_type,
         resp.body.len()
-    );
-    w.write_all(head.as_bytes())?;
-    w.write_all(&resp.body)?;
+    )
+    .into_bytes();
+    for (k, v) in &resp.headers {
+        out.extend_from_slice(format!("{k}: {v}\r\n").as_bytes());
+    }
+    out.extend_from_slice(b"\r\n");
+    // One write for a small answer; a large body is not copied.
+    if resp.body.len() <= 64 << 10 {
+        out.extend_from_slice(&resp.body);
+        w.write_all(&out)?;
+    } else {
+        w.write_all(&out)?;
+        w.write_all(&resp.body)?;
+    }
     w.flush()
 }
 
