@@ -243,6 +243,16 @@ def render(doc):
         out.append("| " + " | ".join(cells) + " |")
     m = doc["machine"]
     out.append("")
+    # say why a column of instruction counts is empty
+    for k in kinds:
+        errs = [r["callgrind_error"] for r in doc["results"] if r["engine"] == k and "callgrind_error" in r]
+        if errs:
+            why = (
+                "died with SIGILL (FastClick builds with -march=native; valgrind does not emulate every "
+                "instruction of this CPU)" if all("SIGILL" in e for e in errs) else errs[0])
+            out.append(f"No instruction counts for {k}: under valgrind it {why} "
+                       f"({len(errs)} of {len(configs)} configurations).")
+            out.append("")
     out.append(f"Measured {doc['date']} on {m['host']} ({m['cpu']}, {m['cpus']} CPUs, Linux {m['kernel']}), "
                f"load {doc['load_before'][0]:.1f} before / {doc['load_after'][0]:.1f} after; "
                f"median of {doc['runs']} alternating runs, packets per CPU-second, pinned: {doc['pinned']}; "
