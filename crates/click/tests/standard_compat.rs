@@ -149,6 +149,18 @@ fn timertest_reports_expiries() {
 }
 
 #[test]
+fn confparsetest_passes_clicks_checks() {
+    // Click's confparse-01 test: Click's argument parsing checks, run
+    // against click_lang::args
+    let r = router("AddressInfo(ip4_addr 1.2.3.4); ConfParseTest;");
+    assert_eq!(
+        r.stderr(),
+        "test.click:1: While initializing 'ConfParseTest@2 :: ConfParseTest':\n  \
+         All tests pass!\n"
+    );
+}
+
+#[test]
 fn tokenbuckettest_passes_clicks_checks() {
     // Click's tokenbucket-01 test: Click's TokenBucket checks, run against
     // common::rate::TokenBucket

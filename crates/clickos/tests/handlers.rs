@@ -149,6 +149,7 @@ const SAYS: &[(&str, &str)] = &[
     ("Message", "hello from Message"),
     ("TokenBucketTest", "All tests pass!"),
     ("QueueYankTest", "All tests pass!"),
+    ("ConfParseTest", "All tests pass!"),
     ("TimerTest", "TimerTest"),
 ];
 

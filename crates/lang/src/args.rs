@@ -740,29 +740,11 @@ pub fn parse_ipv4(s: &str) -> Result<Ipv4Addr, String> {
 
 /// Click's IPPrefixArg: `a.b.c.d/len`, `a.b.c.d/m.m.m.m`, or a bare address
 /// (mask 255.255.255.255).  Like Click, the address part may be abbreviated
-/// before a slash (`10/8`).  Returns (address, mask).
+/// before a slash (`10/8`), but not to fewer bytes than the mask covers
+/// (`18.26.4/28` is an error).  Returns (address, mask).  This is
+/// [`ArgContext::prefix`] without names.
 pub fn parse_ipv4_prefix(s: &str) -> Result<(Ipv4Addr, Ipv4Addr), String> {
-    let err = || String::from("expected IP address prefix");
-    match s.split_once('/') {
-        None => Ok((
-            parse_ipv4(s).map_err(|_| err())?,
-            Ipv4Addr::new(255, 255, 255, 255),
-        )),
-        Some((a, m)) => {
-            let (addr, _) = parse_ip_parts(a, true).ok_or_else(err)?;
-            let mask = if !m.is_empty() && m.len() <= 2 && m.bytes().all(|c| c.is_ascii_digit()) {
-                let len: u32 = m.parse().map_err(|_| err())?;
-                if len > 32 {
-                    return Err(err());
-                }
-                let bits: u32 = if len == 0 { 0 } else { u32::MAX << (32 - len) };
-                Ipv4Addr::from(bits)
-            } else {
-                parse_ipv4(m).map_err(|_| err())?
-            };
-            Ok((Ipv4Addr::from(addr), mask))
-        }
-    }
+    ArgContext::none().prefix(s, true)
 }
 
 /// Click's EtherAddressArg: six groups of one or two hex digits separated by
@@ -805,6 +787,8 @@ fn split_unit(s: &str) -> (&str, &str) {
 pub fn parse_time_ns(s: &str) -> Result<i64, String> {
     let err = || String::from("expected time in seconds");
     let (num, unit) = split_unit(s.trim());
+    // Click allows space between the number and its unit (`1 hr`)
+    let num = num.trim_end();
     // scale: power of ten for ns, and an integer multiplier
     let (p10, mult): (i32, u128) = match unit {
         "" | "s" | "sec" | "secs" => (9, 1),
@@ -837,6 +821,8 @@ pub fn parse_bandwidth(s: &str) -> Result<u64, String> {
         .rposition(|c| !(c.is_ascii_alphabetic() || c == b'/'))
         .map_or(0, |i| i + 1);
     let (num, unit) = t.split_at(cut);
+    // Click allows space between the number and its unit (`8 baud`)
+    let num = num.trim_end();
     // Click's byte_bandwidth_units and prefixes (lib/args.cc)
     let (p10, base) = match unit.as_bytes().first() {
         Some(b'k' | b'K') => (3, &unit[1..]),
@@ -935,12 +921,17 @@ impl FromArg for i64 {
         parse_i64(s)
     }
 }
-impl FromArg for i32 {
-    fn from_arg(s: &str) -> Result<Self, String> {
-        let v = parse_i64(s)?;
-        i32::try_from(v).map_err(|_| String::from("out of range"))
-    }
+macro_rules! signed_from_arg {
+    ($($t:ty),*) => {$(
+        impl FromArg for $t {
+            fn from_arg(s: &str) -> Result<Self, String> {
+                let v = parse_i64(s)?;
+                <$t>::try_from(v).map_err(|_| String::from("out of range"))
+            }
+        }
+    )*};
 }
+signed_from_arg!(i8, i16, i32);
 impl FromArg for bool {
     fn from_arg(s: &str) -> Result<Self, String> {
         parse_bool(s)

@@ -84,6 +84,13 @@ fn addresses() {
         Ipv4Addr::new(0, 0, 0, 0)
     );
     assert!(parse_ipv4_prefix("1.2.3.4/33").is_err());
+    // Click's ConfParseTest: an abbreviated address must cover the mask
+    assert_eq!(
+        parse_ipv4_prefix("18.26.4/24"),
+        Ok((Ipv4Addr::new(18, 26, 4, 0), Ipv4Addr::new(255, 255, 255, 0)))
+    );
+    assert!(parse_ipv4_prefix("18.26.4/28").is_err());
+    assert!(parse_ipv4_prefix("10/255.255.0.0").is_err());
     assert_eq!(
         parse_ether("00:11:22:aa:BB:f"),
         Ok([0, 0x11, 0x22, 0xaa, 0xbb, 0xf])
@@ -108,6 +115,12 @@ fn times_and_bandwidths() {
     assert_eq!(parse_time_ns("1d"), Ok(86_400_000_000_000));
     assert_eq!(parse_time_ns("-1.5"), Ok(-1_500_000_000));
     assert!(parse_time_ns("1 parsec").is_err());
+    // space between number and unit (Click's ConfParseTest)
+    assert_eq!(parse_time_ns("1 hr"), Ok(3_600_000_000_000));
+    assert_eq!(parse_time_ns("3.6e6 msec"), Ok(3_600_000_000_000));
+    assert_eq!(parse_time_ns("1.99 s"), Ok(1_990_000_000));
+    assert_eq!(parse_bandwidth("8 baud"), Ok(1));
+    assert_eq!(parse_bandwidth("8 KBps"), Ok(8000));
     assert_eq!(parse_bandwidth("8bps"), Ok(1));
     assert_eq!(parse_bandwidth("1Mbps"), Ok(125_000));
     assert_eq!(parse_bandwidth("1Gbps"), Ok(125_000_000));

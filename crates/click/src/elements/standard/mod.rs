@@ -9,6 +9,7 @@ pub mod alignmentinfo;
 pub mod averagecounter;
 pub mod bypass;
 pub mod clipboard;
+pub mod confparsetest;
 pub mod counter;
 pub mod delayshaper;
 pub mod delayunqueue;
@@ -67,6 +68,7 @@ pub static SPECS: &[&ClassSpec] = &[
     &markmacheader::SPEC,
     &timertest::SPEC,
     &tokenbuckettest::SPEC,
+    &confparsetest::SPEC,
     &randomseed::SPEC,
     &queueyanktest::SPEC,
     &message::SPEC,

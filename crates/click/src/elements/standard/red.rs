@@ -52,7 +52,7 @@ impl Params {
 }
 
 /// Click's FixedPointArg(16): a nonnegative real in 1/65536ths.
-fn parse_fixed16(s: &str) -> Result<u64, String> {
+pub(crate) fn parse_fixed16(s: &str) -> Result<u64, String> {
     let x = args::parse_f64(s)?;
     if x < 0.0 {
         return Err("expected nonnegative real number".into());
