@@ -152,7 +152,8 @@ class Client:
     def create_instance(self, name: str, config: str, *, vnics: Optional[List[str]] = None,
                         memory: Optional[int] = None, isolation: Optional[str] = None,
                         restart: Optional[str] = None, config_file: Optional[str] = None,
-                        fault_injection: bool = False) -> Dict[str, Any]:
+                        fault_injection: bool = False,
+                        metrics: Optional[List[str]] = None) -> Dict[str, Any]:
         """Boot an instance named ``name`` with configuration text ``config``.
 
         :param vnics: vNIC k joins ``vnics[k]`` (an interface, ``tap:NAME``,
@@ -160,6 +161,8 @@ class Client:
         :param memory: bytes (default 8 MiB).
         :param isolation: ``vm``, ``process`` or ``none``.
         :param restart: ``never``, ``on-failure`` or ``always``.
+        :param metrics: read handlers (``ELEMENT.HANDLER``) the daemon's
+            ``/metrics`` exports as ``clickos_handler_value``.
         :returns: the instance (as :meth:`show`).
         """
         body: Dict[str, Any] = {"name": name, "config": config, "vnics": list(vnics or [])}
@@ -173,6 +176,8 @@ class Client:
             body["config_file"] = config_file
         if fault_injection:
             body["fault_injection"] = True
+        if metrics:
+            body["metrics"] = list(metrics)
         return self.request("POST", "/v1/instances", body)
 
     def list(self) -> List[Dict[str, Any]]:

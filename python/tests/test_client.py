@@ -33,6 +33,17 @@ def test_lifecycle(client: Client) -> None:
         client.show("fw")
 
 
+def test_handler_metrics(client: Client) -> None:
+    client.create_instance("hm", COUNTER, metrics=["c.count", "c.nosuch"])
+    text = client.metrics()
+    assert 'clickos_handler_value{instance="hm",' in text and 'handler="c.count"} 0' in text
+    assert 'handler="c.nosuch"} 1' in text
+    with pytest.raises(Exception) as e:
+        client.create_instance("hn", COUNTER, metrics=["count"])
+    assert "ELEMENT.HANDLER" in str(e.value)
+    client.destroy_instance("hm")
+
+
 def test_cosmos_aliases(client: Client) -> None:
     client.create("m", COUNTER)
     assert client.readh("m", "c", "count") == "0"

@@ -50,6 +50,7 @@ over its UNIX socket.
 Verbs (INSTANCE is a name or an id):
   create NAME CONFIG [--vnic ATTACH]... [--memory SIZE] [--isolation LEVEL]
                      [--restart never|on-failure|always]
+                     [--metric ELEMENT.HANDLER]...   (exported by /metrics)
                               Boot an instance; CONFIG is a file, '-' for standard
                               input, or -e EXPR.
   list                        The instances and their state.
@@ -392,10 +393,11 @@ fn need(args: &[String], n: usize, what: &str) -> Result<(), i32> {
 }
 
 fn create(g: &Global, args: &[String]) -> Result<Value, i32> {
-    let usage = "create NAME CONFIG|-e EXPR [--vnic ATTACH]... [--memory SIZE] [--isolation LEVEL] [--restart POLICY]";
+    let usage = "create NAME CONFIG|-e EXPR [--vnic ATTACH]... [--memory SIZE] [--isolation LEVEL] [--restart POLICY] [--metric ELEMENT.HANDLER]...";
     let mut pos = Vec::new();
     let mut body = json!({});
     let mut vnics = Vec::new();
+    let mut metrics = Vec::new();
     let mut expr = None;
     let mut i = 0;
     let bad = |m: String| {
@@ -419,6 +421,7 @@ fn create(g: &Global, args: &[String]) -> Result<Value, i32> {
         };
         match opt {
             "--vnic" => vnics.push(val()?),
+            "--metric" => metrics.push(val()?),
             "-m" | "--memory" => {
                 let v = val()?;
                 let m = parse_size(&v)
@@ -463,6 +466,9 @@ fn create(g: &Global, args: &[String]) -> Result<Value, i32> {
     body["config"] = json!(text);
     body["config_file"] = json!(file);
     body["vnics"] = json!(vnics);
+    if !metrics.is_empty() {
+        body["metrics"] = json!(metrics);
+    }
     g.json_call("POST", "/v1/instances", Some(&body))
 }
 
@@ -857,7 +863,7 @@ _clickos() {{
             elif [ "${{COMP_WORDS[1]}}" = install ]; then
                 COMPREPLY=( $(compgen -f -- "$cur") )
             fi ;;
-        create) COMPREPLY=( $(compgen -f -W "--vnic --memory --isolation --restart -e" -- "$cur") ) ;;
+        create) COMPREPLY=( $(compgen -f -W "--vnic --memory --isolation --restart --metric -e" -- "$cur") ) ;;
         events) COMPREPLY=( $(compgen -W "--follow --since" -- "$cur") ) ;;
         top) COMPREPLY=( $(compgen -W "--interval --count" -- "$cur") ) ;;
         daemon) COMPREPLY=( $(compgen -W "--state --socket --listen --tokens --isolation --max-connections" -- "$cur") ) ;;

@@ -469,10 +469,20 @@ fn metrics_pass_promtool() {
     let cfg = write(
         &dir,
         "tick.click",
-        "TimedSource(0.01) -> ToVNIC(0);\nFromVNIC(0) -> Discard;\n",
+        "TimedSource(0.01) -> c :: Counter -> ToVNIC(0);\nFromVNIC(0) -> Discard;\n",
     );
     let attach = format!("pcap:,{}", dir.join("o.pcap").display());
-    assert_eq!(d.cli(&["create", "m1", &cfg, "--vnic", &attach]).code, 0);
+    // a handler named for export must look like one
+    let r = d.cli(&["create", "m0", &cfg, "--metric", "count"]);
+    assert!(
+        r.code == 1 && r.stderr.contains("ELEMENT.HANDLER"),
+        "{}",
+        r.stderr
+    );
+    let r = d.cli(&[
+        "create", "m1", &cfg, "--vnic", &attach, "--metric", "c.count", "--metric", "c.nosuch",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
     std::thread::sleep(Duration::from_millis(100));
     let (st, text) = d.raw(b"GET /metrics HTTP/1.1\r\n\r\n");
     assert_eq!(st, 200);
@@ -483,9 +493,21 @@ fn metrics_pass_promtool() {
         "clickos_instance_boot_seconds",
         "clickos_vnic_packets_total{instance=\"m1\"",
         "clickos_vnic_drops_total",
+        "clickos_handler_errors{instance=\"m1\",id=\"1\",tenant=\"\",handler=\"c.count\"} 0",
+        "clickos_handler_errors{instance=\"m1\",id=\"1\",tenant=\"\",handler=\"c.nosuch\"} 1",
     ] {
         assert!(text.contains(m), "{m} missing:\n{text}");
     }
+    // the Counter's count, read when /metrics was asked: packets went by
+    let count: f64 = text
+        .lines()
+        .find(|l| l.starts_with("clickos_handler_value{instance=\"m1\"") && l.contains("c.count"))
+        .and_then(|l| l.rsplit(' ').next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no c.count value:\n{text}"));
+    assert!(count >= 1.0, "c.count {count}");
+    assert!(!text.contains(
+        "clickos_handler_value{instance=\"m1\",id=\"1\",tenant=\"\",handler=\"c.nosuch\"}"
+    ));
     if !skip::have_program("promtool", "--version") {
         return;
     }

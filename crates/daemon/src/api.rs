@@ -208,7 +208,8 @@ pub fn schemas() -> Map<String, Value> {
                 "memory": {"type": "integer", "description": "Bytes (default 8 MiB)."},
                 "isolation": {"type": "string", "enum": ["vm", "process", "none"]},
                 "restart": {"type": "string", "enum": ["never", "on-failure", "always"]},
-                "fault_injection": {"type": "boolean"}
+                "fault_injection": {"type": "boolean"},
+                "metrics": {"type": "array", "maxItems": 32, "items": {"type": "string", "pattern": "^[!-~]+\\.[!-~]+$"}, "description": "Read handlers (ELEMENT.HANDLER) that /metrics exports as clickos_handler_value."}
             }
         },
         "InstallRequest": {

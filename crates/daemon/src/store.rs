@@ -73,6 +73,9 @@ pub struct Record {
     /// back from there (`resume`), not from a cold boot.
     #[serde(default)]
     pub suspended: bool,
+    /// Handlers exported by `/metrics` as `clickos_handler_value`.
+    #[serde(default)]
+    pub metrics: Vec<String>,
 }
 
 pub struct Store {
@@ -329,6 +332,7 @@ mod tests {
             running: true,
             fault_injection: false,
             suspended: false,
+            metrics: vec![],
         }
     }
 

@@ -67,7 +67,21 @@ impl Fleet {
                 "Frames the switch dropped at a vNIC's port.",
                 vec![],
             ),
+            (
+                "clickos_handler_value",
+                "gauge",
+                "A read handler's value, for the handlers named on create (numeric values only).",
+                vec![],
+            ),
+            (
+                "clickos_handler_errors",
+                "gauge",
+                "1 when a handler named on create could not be read or is not a number.",
+                vec![],
+            ),
         ];
+        // handler reads go to the instances after the fleet's locks are let go
+        let mut reads: Vec<(String, Arc<Instance>, Vec<String>)> = Vec::new();
         let mut n = 0u64;
         for e in entries {
             let st = lock(&e.st);
@@ -104,6 +118,9 @@ impl Fleet {
             fams[4].3.push(format!("{{{l}}} {boot:.6}"));
             fams[5].3.push(format!("{{{l}}} {}", st.restarts));
             fams[6].3.push(format!("{{{l}}} {}", r.memory));
+            if let (Some(run), false) = (&st.run, r.metrics.is_empty()) {
+                reads.push((l.clone(), run.inst.clone(), r.metrics.clone()));
+            }
             if let Some(run) = &st.run {
                 if let Some(Ok(s)) = run.sw.as_ref().map(|sw| sw.stats()) {
                     for (k, &pid) in run.vnic_ports.iter().enumerate() {
@@ -124,6 +141,23 @@ impl Fleet {
                             .3
                             .push(format!("{{{l},vnic=\"{k}\"}} {}", c.total_drops()));
                     }
+                }
+            }
+        }
+        for (l, inst, hs) in reads {
+            for h in hs {
+                let v = inst
+                    .read(&h)
+                    .ok()
+                    .and_then(|v| v.trim().parse::<f64>().ok())
+                    .filter(|v| v.is_finite());
+                let hl = format!("{{{l},handler=\"{}\"}}", esc(&h));
+                match v {
+                    Some(v) => {
+                        fams[10].3.push(format!("{hl} {v}"));
+                        fams[11].3.push(format!("{hl} 0"));
+                    }
+                    None => fams[11].3.push(format!("{hl} 1")),
                 }
             }
         }

@@ -267,6 +267,31 @@ pub struct CreateRequest {
     pub restart: Option<String>,
     #[serde(default)]
     pub fault_injection: bool,
+    /// Read handlers (`ELEMENT.HANDLER`) whose values `/metrics` exports.
+    #[serde(default)]
+    pub metrics: Vec<String>,
+}
+
+/// Handlers one instance may export as metrics.
+pub const MAX_METRICS: usize = 32;
+
+/// Checks a handler name given for export: `ELEMENT.HANDLER`, printable,
+/// no spaces or quotes.
+fn check_metric(h: &str) -> Result<(), ApiError> {
+    let ok = h.len() <= 256
+        && h.contains('.')
+        && !h.starts_with('.')
+        && !h.ends_with('.')
+        && h.chars()
+            .all(|c| c.is_ascii_graphic() && c != '"' && c != '\\');
+    if ok {
+        Ok(())
+    } else {
+        Err(ApiError::bad(format!(
+            "metric '{}': expected a read handler as ELEMENT.HANDLER",
+            h.escape_debug()
+        )))
+    }
 }
 
 /// Suspend: where the snapshot goes besides the daemon's own copy.
@@ -588,6 +613,14 @@ impl Fleet {
         for v in &req.vnics {
             v.parse::<Attach>().map_err(ApiError::bad)?;
         }
+        if req.metrics.len() > MAX_METRICS {
+            return Err(ApiError::bad(format!(
+                "at most {MAX_METRICS} handlers as metrics"
+            )));
+        }
+        for h in &req.metrics {
+            check_metric(h)?;
+        }
         if req.fault_injection && !self.opts.allow_fault_injection {
             return Err(ApiError::new(
                 403,
@@ -652,6 +685,7 @@ impl Fleet {
                 running: true,
                 fault_injection: req.fault_injection,
                 suspended: false,
+                metrics: req.metrics,
             };
             let entry = Arc::new(Entry {
                 ops: Mutex::new(()),
