@@ -15,6 +15,7 @@ pub mod cgnat;
 pub mod drops;
 pub mod ewma;
 pub mod handlers;
+pub mod intmap;
 pub mod iprw;
 pub mod rate;
 pub mod rng;
