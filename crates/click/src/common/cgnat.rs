@@ -27,11 +27,11 @@
 //! the bindings its mapping used, and releases them when it expires or is
 //! evicted), so the rewriter's timeouts and capacity govern the CGNAT too.
 
+use crate::common::intmap::IntMap;
 use crate::common::iprw::{FlowId, MapArgs, IP_PROTO_ICMP, IP_PROTO_TCP, NIL, RW_ADDMAP, RW_DROP};
-use alloc::collections::{BTreeMap, VecDeque};
+use alloc::collections::VecDeque;
 use alloc::format;
 use alloc::string::String;
-use alloc::vec;
 use alloc::vec::Vec;
 use core::net::Ipv4Addr;
 
@@ -70,7 +70,7 @@ impl CgnatConfig {
 }
 
 /// A binding: one internal endpoint's external endpoint.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 struct Binding {
     proto: u8,
     int_addr: u32,
@@ -84,19 +84,35 @@ struct Binding {
     logged: bool,
 }
 
-/// A port block's use, per protocol (TCP, UDP, ICMP).
+/// A port block a subscriber holds, and its use per protocol (TCP, UDP,
+/// ICMP): `words` bits each, one after the other.
 #[derive(Clone, Debug)]
-struct BlockUse {
-    used: [Vec<u64>; 3],
+struct Block {
+    /// Global block number (`addr_idx * blocks_per_addr + block`).
+    g: u32,
+    used: Vec<u64>,
     n: u32,
 }
 
-/// A subscriber's paired address and blocks.
+/// A subscriber's paired address and blocks, in the order taken.
 #[derive(Clone, Debug)]
 struct Subscriber {
     addr_idx: u32,
-    /// Global block numbers (`addr_idx * blocks_per_addr + block`).
-    blocks: Vec<u32>,
+    blocks: Vec<Block>,
+}
+
+/// The blocks of one pool address held by subscribers.
+#[derive(Clone, Debug, Default)]
+struct AddrBlocks {
+    held: u32,
+    /// One bit per block (allocated with the first).
+    bits: Vec<u64>,
+}
+
+/// A binding table's key: protocol, address, port.
+#[inline]
+fn key(proto: u8, a: u32, p: u16) -> u64 {
+    ((proto as u64) << 48) | ((a as u64) << 16) | p as u64
 }
 
 /// The CGNAT's state (shared by every rewriter input naming the mapper).
@@ -105,11 +121,13 @@ pub struct Cgnat {
     pub cfg: CgnatConfig,
     bindings: Vec<Binding>,
     free: Vec<u32>,
-    by_int: BTreeMap<(u8, u32, u16), u32>,
-    by_ext: BTreeMap<(u8, u32, u16), u32>,
-    subs: BTreeMap<u32, Subscriber>,
-    /// Global block number -> its use, for blocks held.
-    blocks: BTreeMap<u32, BlockUse>,
+    by_int: IntMap<u32>,
+    by_ext: IntMap<u32>,
+    subs: IntMap<Subscriber>,
+    /// Per pool address: the blocks held.
+    addrs: Vec<AddrBlocks>,
+    /// Pool address -> its first index in the pool.
+    pool_index: IntMap<u32>,
     /// The bindings the last successful `map` used, until `attach`.
     pending: [u32; 2],
     /// The time of the last `map` (ms), for the creation log.
@@ -154,6 +172,76 @@ fn proto_name(p: u8) -> String {
     }
 }
 
+/// A log line being built (ASCII; at most 160 bytes: longer is cut).
+struct LineBuf {
+    b: [u8; 160],
+    n: usize,
+}
+
+impl Default for LineBuf {
+    fn default() -> Self {
+        LineBuf { b: [0; 160], n: 0 }
+    }
+}
+
+impl LineBuf {
+    #[inline(always)]
+    fn bytes(&mut self, x: &[u8]) {
+        if self.n + x.len() <= self.b.len() {
+            self.b[self.n..self.n + x.len()].copy_from_slice(x);
+            self.n += x.len();
+        }
+    }
+    /// `n` in decimal.
+    #[inline]
+    fn dec(&mut self, mut n: u64) {
+        let mut d = 1;
+        let mut t = n;
+        while t >= 10 {
+            t /= 10;
+            d += 1;
+        }
+        if self.n + d > self.b.len() {
+            return;
+        }
+        let mut i = self.n + d;
+        loop {
+            i -= 1;
+            self.b[i] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        self.n += d;
+    }
+    /// Dotted-quad address `a`.
+    fn ipv4(&mut self, a: u32) {
+        let mut t = [0u8; 16];
+        let mut k = 0;
+        for (j, o) in a.to_be_bytes().into_iter().enumerate() {
+            if j > 0 {
+                t[k] = b'.';
+                k += 1;
+            }
+            if o >= 100 {
+                t[k] = b'0' + o / 100;
+                k += 1;
+            }
+            if o >= 10 {
+                t[k] = b'0' + o / 10 % 10;
+                k += 1;
+            }
+            t[k] = b'0' + o % 10;
+            k += 1;
+        }
+        self.bytes(&t[..k]);
+    }
+    fn get(&self) -> &[u8] {
+        &self.b[..self.n]
+    }
+}
+
 /// `SECONDS.MILLISECONDS` of a time in milliseconds.
 pub fn fmt_ms(ms: i64) -> String {
     format!("{}.{:03}", ms.div_euclid(1000), ms.rem_euclid(1000))
@@ -161,14 +249,21 @@ pub fn fmt_ms(ms: i64) -> String {
 
 impl Cgnat {
     pub fn new(cfg: CgnatConfig) -> Cgnat {
+        let mut pool_index = IntMap::new();
+        for (i, &a) in cfg.pool.iter().enumerate() {
+            if !pool_index.contains_key(a as u64) {
+                pool_index.insert(a as u64, i as u32);
+            }
+        }
         Cgnat {
+            addrs: alloc::vec![AddrBlocks::default(); cfg.pool.len()],
+            pool_index,
             cfg,
             bindings: Vec::new(),
             free: Vec::new(),
-            by_int: BTreeMap::new(),
-            by_ext: BTreeMap::new(),
-            subs: BTreeMap::new(),
-            blocks: BTreeMap::new(),
+            by_int: IntMap::new(),
+            by_ext: IntMap::new(),
+            subs: IntMap::new(),
             pending: [NIL, NIL],
             now_hint: 0,
             port_failures: 0,
@@ -189,7 +284,7 @@ impl Cgnat {
     }
 
     fn in_pool(&self, a: u32) -> bool {
-        self.cfg.pool.contains(&a)
+        self.pool_index.contains_key(a as u64)
     }
 
     /// Live bindings.
@@ -207,29 +302,60 @@ impl Cgnat {
     }
 
     fn log(&mut self, line: String) {
-        if self.recent.len() == LOG_KEEP {
-            self.recent.pop_front();
-        }
-        self.recent.push_back(line.clone());
+        // the oldest kept line's buffer takes the copy (no allocation once
+        // LOG_KEEP lines are kept)
+        let mut copy = if self.recent.len() == LOG_KEEP {
+            self.recent.pop_front().unwrap_or_default()
+        } else {
+            String::with_capacity(line.len())
+        };
+        copy.clear();
+        copy.push_str(&line);
+        self.recent.push_back(copy);
         // bounded, should nobody write the lines out
         if self.unwritten.len() < 65536 {
             self.unwritten.push(line);
         }
     }
 
+    /// `NOW WHAT PROTO subscriber A internal A:P external A:P`, built
+    /// without `core::fmt` (a line per binding made and deleted).
     fn event(&mut self, what: &str, b: u32, now: i64) {
-        let bd = &self.bindings[b as usize];
-        let line = format!(
-            "{} {} {} subscriber {} internal {}:{} external {}:{}",
-            fmt_ms(now),
-            what,
-            proto_name(bd.proto),
-            Ipv4Addr::from(bd.int_addr),
-            Ipv4Addr::from(bd.int_addr),
-            bd.int_port,
-            Ipv4Addr::from(bd.ext_addr),
-            bd.ext_port
-        );
+        let bd = self.bindings[b as usize];
+        let mut l = LineBuf::default();
+        if now >= 0 {
+            l.dec((now / 1000) as u64);
+            let r = (now % 1000) as u32;
+            l.bytes(&[
+                b'.',
+                b'0' + (r / 100) as u8,
+                b'0' + (r / 10 % 10) as u8,
+                b'0' + (r % 10) as u8,
+            ]);
+        } else {
+            l.bytes(fmt_ms(now).as_bytes());
+        }
+        l.bytes(b" ");
+        l.bytes(what.as_bytes());
+        l.bytes(b" ");
+        match bd.proto {
+            IP_PROTO_TCP => l.bytes(b"tcp"),
+            17 => l.bytes(b"udp"),
+            IP_PROTO_ICMP => l.bytes(b"icmp"),
+            33 => l.bytes(b"dccp"),
+            p => l.dec(p as u64),
+        }
+        l.bytes(b" subscriber ");
+        l.ipv4(bd.int_addr);
+        l.bytes(b" internal ");
+        l.ipv4(bd.int_addr);
+        l.bytes(b":");
+        l.dec(bd.int_port as u64);
+        l.bytes(b" external ");
+        l.ipv4(bd.ext_addr);
+        l.bytes(b":");
+        l.dec(bd.ext_port as u64);
+        let line = String::from(core::str::from_utf8(l.get()).unwrap_or_default());
         self.log(line);
     }
 
@@ -240,19 +366,47 @@ impl Cgnat {
         h % self.cfg.pool.len().max(1) as u32
     }
 
-    /// A free block of pool address `ai`, taken for `sub`.
-    fn take_block(&mut self, ai: u32) -> Option<u32> {
+    /// Whether pool address `ai` has a free block.
+    fn has_free_block(&self, ai: u32) -> bool {
+        self.addrs[ai as usize].held < self.cfg.blocks_per_addr()
+    }
+
+    /// The lowest free block of pool address `ai`, taken: its global
+    /// number and use.
+    fn take_block(&mut self, ai: u32) -> Option<Block> {
         let per = self.cfg.blocks_per_addr();
+        let ab = &mut self.addrs[ai as usize];
+        if ab.held >= per {
+            return None;
+        }
+        if ab.bits.is_empty() {
+            ab.bits = alloc::vec![0; (per as usize).div_ceil(64)];
+        }
+        let (w, bits) = ab.bits.iter().enumerate().find(|(_, &b)| b != u64::MAX)?;
+        let b = w as u32 * 64 + (!bits).trailing_zeros();
+        if b >= per {
+            return None;
+        }
+        ab.bits[w] |= 1 << (b % 64);
+        ab.held += 1;
         let words = (self.cfg.block as usize).div_ceil(64);
-        let g = (ai * per..(ai + 1) * per).find(|g| !self.blocks.contains_key(g))?;
-        self.blocks.insert(
-            g,
-            BlockUse {
-                used: [vec![0; words], vec![0; words], vec![0; words]],
-                n: 0,
-            },
-        );
-        Some(g)
+        Some(Block {
+            g: ai * per + b,
+            used: alloc::vec![0; 3 * words],
+            n: 0,
+        })
+    }
+
+    /// Returns global block `g` to its pool address.
+    fn return_block(&mut self, g: u32) {
+        let per = self.cfg.blocks_per_addr();
+        let (ai, b) = ((g / per) as usize, g % per);
+        if let Some(ab) = self.addrs.get_mut(ai) {
+            if let Some(w) = ab.bits.get_mut((b / 64) as usize) {
+                *w &= !(1 << (b % 64));
+                ab.held -= 1;
+            }
+        }
     }
 
     /// (address, port) of port `i` of global block `g`.
@@ -263,13 +417,17 @@ impl Cgnat {
         (addr, port as u16)
     }
 
-    /// The first free port of block `g` for protocol index `pi`.
-    fn free_port(&self, g: u32, pi: usize) -> Option<u32> {
-        let bu = self.blocks.get(&g)?;
-        for (w, &bits) in bu.used[pi].iter().enumerate() {
-            if bits != u64::MAX {
-                let i = w as u32 * 64 + (!bits).trailing_zeros();
-                if i < self.cfg.block as u32 {
+    /// The first free port of block `bl` for protocol index `pi`, marked
+    /// used.
+    fn take_port(bl: &mut Block, pi: usize, block: u32) -> Option<u32> {
+        let words = block.div_ceil(64) as usize;
+        let used = &mut bl.used[pi * words..(pi + 1) * words];
+        for (w, bits) in used.iter_mut().enumerate() {
+            if *bits != u64::MAX {
+                let i = w as u32 * 64 + (!*bits).trailing_zeros();
+                if i < block {
+                    *bits |= 1 << (i % 64);
+                    bl.n += 1;
                     return Some(i);
                 }
             }
@@ -280,7 +438,8 @@ impl Cgnat {
     /// The binding of internal endpoint (`proto`, `a`, `p`), made if
     /// needed; `None` (counted) when the subscriber has no port left.
     fn bind(&mut self, proto: u8, a: u32, p: u16) -> Option<u32> {
-        if let Some(&b) = self.by_int.get(&(proto, a, p)) {
+        let k = key(proto, a, p);
+        if let Some(&b) = self.by_int.get(k) {
             return Some(b);
         }
         if self.cfg.pool.is_empty() || self.cfg.blocks_per_addr() == 0 {
@@ -288,52 +447,70 @@ impl Cgnat {
             return None;
         }
         let pi = proto_index(proto);
-        let mut sub = match self.subs.get(&a) {
-            Some(s) => s.clone(),
-            None => {
-                // paired pooling: the hashed address, else the next with room
-                let n = self.cfg.pool.len() as u32;
-                let home = self.home(a);
-                let per = self.cfg.blocks_per_addr();
-                let Some(ai) = (0..n)
-                    .map(|k| (home + k) % n)
-                    .find(|&ai| (ai * per..(ai + 1) * per).any(|g| !self.blocks.contains_key(&g)))
-                else {
-                    self.pool_failures += 1;
-                    return None;
-                };
+        let block = self.cfg.block as u32;
+        if !self.subs.contains_key(a as u64) {
+            // paired pooling: the hashed address, else the next with room
+            let n = self.cfg.pool.len() as u32;
+            let home = self.home(a);
+            let Some(ai) = (0..n)
+                .map(|k| (home + k) % n)
+                .find(|&ai| self.has_free_block(ai))
+            else {
+                self.pool_failures += 1;
+                return None;
+            };
+            // a subscriber is kept only while it holds a block
+            if self.cfg.per_subscriber == 0 {
+                self.port_failures += 1;
+                return None;
+            }
+            let Some(mut bl) = self.take_block(ai) else {
+                self.port_failures += 1;
+                return None;
+            };
+            let Some(i) = Self::take_port(&mut bl, pi, block) else {
+                self.return_block(bl.g);
+                self.port_failures += 1;
+                return None;
+            };
+            let g = bl.g;
+            self.subs.insert(
+                a as u64,
                 Subscriber {
                     addr_idx: ai,
-                    blocks: Vec::new(),
-                }
-            }
-        };
+                    blocks: alloc::vec![bl],
+                },
+            );
+            return Some(self.new_binding(proto, a, p, g, i));
+        }
+        let sub = self.subs.get_mut(a as u64)?;
         let mut found = sub
             .blocks
-            .iter()
-            .find_map(|&g| self.free_port(g, pi).map(|i| (g, i)));
+            .iter_mut()
+            .find_map(|bl| Self::take_port(bl, pi, block).map(|i| (bl.g, i)));
         if found.is_none() {
             if sub.blocks.len() as u32 >= self.cfg.per_subscriber {
                 self.port_failures += 1;
                 return None;
             }
-            let Some(g) = self.take_block(sub.addr_idx) else {
+            let ai = sub.addr_idx;
+            let Some(mut bl) = self.take_block(ai) else {
                 self.port_failures += 1;
                 return None;
             };
-            sub.blocks.push(g);
-            found = self.free_port(g, pi).map(|i| (g, i));
+            found = Self::take_port(&mut bl, pi, block).map(|i| (bl.g, i));
+            if let Some(sub) = self.subs.get_mut(a as u64) {
+                sub.blocks.push(bl);
+            }
         }
-        let Some((g, i)) = found else {
-            self.port_failures += 1;
-            return None;
-        };
+        let (g, i) = found?;
+        Some(self.new_binding(proto, a, p, g, i))
+    }
+
+    /// Stores a new binding of (`proto`, `a`, `p`) to port `i` of block
+    /// `g` (already marked used).
+    fn new_binding(&mut self, proto: u8, a: u32, p: u16, g: u32, i: u32) -> u32 {
         let (ea, ep) = self.endpoint(g, i);
-        if let Some(bu) = self.blocks.get_mut(&g) {
-            bu.used[pi][(i / 64) as usize] |= 1 << (i % 64);
-            bu.n += 1;
-        }
-        self.subs.insert(a, sub);
         let bd = Binding {
             proto,
             int_addr: a,
@@ -354,47 +531,48 @@ impl Cgnat {
                 (self.bindings.len() - 1) as u32
             }
         };
-        self.by_int.insert((proto, a, p), b);
-        self.by_ext.insert((proto, ea, ep), b);
-        Some(b)
+        self.by_int.insert(key(proto, a, p), b);
+        self.by_ext.insert(key(proto, ea, ep), b);
+        b
     }
 
     /// Deletes binding `b` (no flow holds it), freeing its port, and its
     /// block and subscriber when they hold nothing more.
     fn unbind(&mut self, b: u32, now: i64) {
-        let bd = self.bindings[b as usize].clone();
+        let bd = self.bindings[b as usize];
         if bd.logged {
             self.event("delete", b, now);
             self.deleted += 1;
         }
         self.bindings[b as usize].live = false;
         self.free.push(b);
-        self.by_int.remove(&(bd.proto, bd.int_addr, bd.int_port));
-        self.by_ext.remove(&(bd.proto, bd.ext_addr, bd.ext_port));
+        self.by_int.remove(key(bd.proto, bd.int_addr, bd.int_port));
+        self.by_ext.remove(key(bd.proto, bd.ext_addr, bd.ext_port));
         let per = self.cfg.blocks_per_addr();
-        let Some(ai) = self.cfg.pool.iter().position(|&x| x == bd.ext_addr) else {
+        let Some(&ai) = self.pool_index.get(bd.ext_addr as u64) else {
             return;
         };
         let off = bd.ext_port as u32 - self.cfg.port_lo as u32;
-        let g = ai as u32 * per + off / self.cfg.block as u32;
+        let g = ai * per + off / self.cfg.block as u32;
         let i = off % self.cfg.block as u32;
         let pi = proto_index(bd.proto);
-        let empty = match self.blocks.get_mut(&g) {
-            Some(bu) => {
-                bu.used[pi][(i / 64) as usize] &= !(1 << (i % 64));
-                bu.n = bu.n.saturating_sub(1);
-                bu.n == 0
-            }
-            None => false,
+        let words = (self.cfg.block as usize).div_ceil(64);
+        let Some(sub) = self.subs.get_mut(bd.int_addr as u64) else {
+            return;
         };
-        if empty {
-            self.blocks.remove(&g);
-            if let Some(s) = self.subs.get_mut(&bd.int_addr) {
-                s.blocks.retain(|&x| x != g);
-                if s.blocks.is_empty() {
-                    self.subs.remove(&bd.int_addr);
-                }
+        let Some(k) = sub.blocks.iter().position(|bl| bl.g == g) else {
+            return;
+        };
+        let bl = &mut sub.blocks[k];
+        bl.used[pi * words + (i / 64) as usize] &= !(1 << (i % 64));
+        bl.n = bl.n.saturating_sub(1);
+        if bl.n == 0 {
+            sub.blocks.remove(k);
+            let gone = sub.blocks.is_empty();
+            if gone {
+                self.subs.remove(bd.int_addr as u64);
             }
+            self.return_block(g);
         }
     }
 
@@ -420,11 +598,11 @@ impl Cgnat {
         let (fo, ro) = (self.cfg.foutput, self.cfg.routput);
         let inside = self.is_inside(flowid.saddr);
         if self.in_pool(flowid.daddr) {
-            let Some(&tb) = self.by_ext.get(&(ma.ip_p, flowid.daddr, flowid.dport)) else {
+            let Some(&tb) = self.by_ext.get(key(ma.ip_p, flowid.daddr, flowid.dport)) else {
                 self.filtered += 1;
                 return (RW_DROP, None);
             };
-            let t = self.bindings[tb as usize].clone();
+            let t = self.bindings[tb as usize];
             if inside {
                 if !self.cfg.hairpin || ma.ip_p == IP_PROTO_ICMP {
                     self.filtered += 1;
@@ -498,13 +676,13 @@ impl Cgnat {
     /// internal endpoint: `PROTO INTERNAL => EXTERNAL flows N`.
     pub fn table(&self) -> String {
         let mut s = String::new();
-        for (&(p, a, port), &b) in &self.by_int {
+        for (_, &b) in self.by_int.sorted() {
             let bd = &self.bindings[b as usize];
             s.push_str(&format!(
                 "{} {}:{} => {}:{} flows {}\n",
-                proto_name(p),
-                Ipv4Addr::from(a),
-                port,
+                proto_name(bd.proto),
+                Ipv4Addr::from(bd.int_addr),
+                bd.int_port,
                 Ipv4Addr::from(bd.ext_addr),
                 bd.ext_port,
                 bd.refs
@@ -516,14 +694,14 @@ impl Cgnat {
     /// The `subscribers` handler: `SUBSCRIBER ADDRESS PORTS-RANGES...`.
     pub fn subscriber_table(&self) -> String {
         let mut s = String::new();
-        for (&a, sub) in &self.subs {
+        for (a, sub) in self.subs.sorted() {
             s.push_str(&format!(
                 "{} {}",
-                Ipv4Addr::from(a),
+                Ipv4Addr::from(a as u32),
                 Ipv4Addr::from(self.cfg.pool[sub.addr_idx as usize])
             ));
-            for &g in &sub.blocks {
-                let (_, lo) = self.endpoint(g, 0);
+            for bl in &sub.blocks {
+                let (_, lo) = self.endpoint(bl.g, 0);
                 s.push_str(&format!(
                     " {}-{}",
                     lo,
@@ -551,5 +729,102 @@ impl Cgnat {
         self.cfg = cfg;
         self.unwritten.extend(unwritten);
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cgnat() -> Cgnat {
+        Cgnat::new(CgnatConfig {
+            pool: alloc::vec![0xC633_6401, 0xC633_6402],
+            port_lo: 1024,
+            port_hi: 65535,
+            block: 4,
+            per_subscriber: 2,
+            inside: alloc::vec![(0x0A00_0000, 0xFF00_0000)],
+            foutput: 0,
+            routput: 1,
+            hairpin: true,
+            eif: true,
+        })
+    }
+
+    #[test]
+    fn log_lines_as_format_makes_them() {
+        let mut c = cgnat();
+        for (i, now) in [0i64, 7, 999, 1000, 1_234_567, 1_700_000_000_123, -1, -1500]
+            .into_iter()
+            .enumerate()
+        {
+            let proto = [6u8, 17, 1, 33, 47][i % 5];
+            let b = c
+                .bind(proto, 0x0A00_0002 + i as u32, 40000 + i as u16)
+                .unwrap();
+            c.event("create", b, now);
+            let bd = c.bindings[b as usize];
+            let want = format!(
+                "{} create {} subscriber {} internal {}:{} external {}:{}",
+                fmt_ms(now),
+                proto_name(proto),
+                Ipv4Addr::from(bd.int_addr),
+                Ipv4Addr::from(bd.int_addr),
+                bd.int_port,
+                Ipv4Addr::from(bd.ext_addr),
+                bd.ext_port
+            );
+            assert_eq!(c.recent.back(), Some(&want));
+            assert_eq!(c.unwritten.last(), Some(&want));
+        }
+    }
+
+    #[test]
+    fn blocks_lowest_first_and_returned() {
+        let mut c = cgnat();
+        // one subscriber: two blocks of 4 ports, per protocol
+        let a = 0x0A00_0009;
+        let ai = c.home(a);
+        let b: Vec<u32> = (0..8).map(|p| c.bind(17, a, 100 + p).unwrap()).collect();
+        let ports: Vec<u16> = b.iter().map(|&x| c.bindings[x as usize].ext_port).collect();
+        assert_eq!(ports, [1024, 1025, 1026, 1027, 1028, 1029, 1030, 1031]);
+        assert!(b
+            .iter()
+            .all(|&x| c.bindings[x as usize].ext_addr == c.cfg.pool[ai as usize]));
+        assert_eq!(c.bind(17, a, 200), None);
+        assert_eq!(c.port_failures, 1);
+        // TCP has its own ports in the same blocks
+        let t = c.bind(6, a, 100).unwrap();
+        assert_eq!(c.bindings[t as usize].ext_port, 1024);
+        assert_eq!(c.subscriber_table().lines().count(), 1);
+        // another subscriber on the same address gets the next block
+        let a2 = (0..1000)
+            .map(|k| 0x0A00_0100 + k)
+            .find(|&x| c.home(x) == ai)
+            .unwrap();
+        let o = c.bind(17, a2, 5).unwrap();
+        assert_eq!(c.bindings[o as usize].ext_port, 1032);
+        // emptying the first block returns it; the next take reuses it
+        for &x in &b[..4] {
+            c.unbind(x, 0);
+        }
+        c.unbind(t, 0);
+        let a3 = (a2 + 1..a2 + 1000).find(|&x| c.home(x) == ai).unwrap();
+        let n = c.bind(17, a3, 5).unwrap();
+        assert_eq!(c.bindings[n as usize].ext_port, 1024);
+        assert_eq!(c.len(), 6);
+        assert_eq!(c.subscribers(), 3);
+        let table = c.table();
+        let mut sorted: Vec<&str> = table.lines().collect();
+        sorted.sort_by_key(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            let (ad, p) = w[1].split_once(':').unwrap();
+            (
+                w[0] == "udp",
+                ad.parse::<Ipv4Addr>().unwrap(),
+                p.parse::<u16>().unwrap(),
+            )
+        });
+        assert_eq!(table.lines().collect::<Vec<_>>(), sorted);
     }
 }

@@ -16,6 +16,7 @@ pub mod cgnat;
 pub mod drops;
 pub mod ewma;
 pub mod handlers;
+pub mod intmap;
 pub mod iprw;
 pub mod llrpc;
 pub mod rate;

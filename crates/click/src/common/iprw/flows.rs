@@ -453,17 +453,24 @@ impl FlowSet {
     }
 
     /// Click's `change_expiry`.
+    #[inline]
     pub fn change_expiry(&mut self, f: usize, guaranteed: bool, expiry: i64) {
-        let cur = self.flows[f].guaranteed as usize;
-        let place = self.flows[f].place as usize;
-        self.flows[f].expiry = expiry;
-        if self.flows[f].guaranteed != guaranteed {
+        let fl = &mut self.flows[f];
+        let cur = fl.guaranteed as usize;
+        let place = fl.place as usize;
+        let old = fl.expiry;
+        fl.expiry = expiry;
+        if fl.guaranteed != guaranteed {
             self.heap_remove(cur, place);
             self.flows[f].guaranteed = guaranteed;
             self.heap_push(guaranteed as usize, f as u32);
-        } else {
-            self.heap_change(cur, place);
+        } else if expiry > old {
+            // what heap_change does: it cannot rise
+            self.sift_down(cur, place);
+        } else if expiry < old {
+            self.sift_up(cur, place);
         }
+        // the same expiry: the heap is unchanged
     }
 
     /// After a packet of flow `f`: a new guarantee, or the best-effort

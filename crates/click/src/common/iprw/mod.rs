@@ -48,12 +48,24 @@ pub const NIL: u32 = u32::MAX;
 pub const DEFAULT_CAPACITY: i32 = 0x7FFF_FFFF;
 
 /// Click's IPFlowID: addresses and ports in host order.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Eq)]
 pub struct FlowId {
     pub saddr: u32,
     pub sport: u16,
     pub daddr: u32,
     pub dport: u16,
+}
+
+impl PartialEq for FlowId {
+    /// All four fields, without a branch per field.
+    #[inline]
+    fn eq(&self, o: &FlowId) -> bool {
+        let a = ((self.saddr as u64) << 32 | self.daddr as u64)
+            ^ ((o.saddr as u64) << 32 | o.daddr as u64);
+        let b = ((self.sport as u32) << 16 | self.dport as u32)
+            ^ ((o.sport as u32) << 16 | o.dport as u32);
+        a | b as u64 == 0
+    }
 }
 
 impl FlowId {

@@ -173,10 +173,11 @@ impl Pattern {
     /// `flowid`, choosing a variation (source port, or source address for
     /// Basic NAT) whose reply flow `taken` says is free. `None` when every
     /// variation is taken.
-    pub fn rewrite(
+    #[inline]
+    pub fn rewrite<F: Fn(&FlowId) -> bool + ?Sized>(
         &self,
         flowid: &FlowId,
-        taken: &dyn Fn(&FlowId) -> bool,
+        taken: &F,
         rng: &mut Rng,
     ) -> Option<FlowId> {
         let mut r = *flowid;
@@ -349,11 +350,11 @@ impl Input {
     /// Click's `IPRewriterInput::rewrite_flowid`: an output (`pass`),
     /// [`RW_ADDMAP`] with `out` set, or [`RW_DROP`] (counted as a failure
     /// for patterns and mappers). Mappers may change `foutput`/`routput`.
-    pub fn rewrite_flowid(
+    pub fn rewrite_flowid<F: Fn(&FlowId) -> bool + ?Sized>(
         &mut self,
         flowid: &FlowId,
         out: &mut FlowId,
-        taken: &dyn Fn(&FlowId) -> bool,
+        taken: &F,
         rng: &mut Rng,
         ma: MapArgs,
     ) -> i32 {

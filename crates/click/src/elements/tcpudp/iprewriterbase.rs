@@ -368,15 +368,19 @@ impl Rewriter {
             _ => RW_DROP,
         };
         let pass = |_: &Member| pass_out;
-        let Some(ip) = p.ip_header() else {
-            self.drops += 1;
-            return pass(member);
+        // the fixed IP header, read in place (as `ip_header` would check)
+        let nh = match p.network_header() {
+            Some(nh) if nh.len() >= 20 => nh,
+            _ => {
+                self.drops += 1;
+                return pass(member);
+            }
         };
-        let proto = ip.protocol();
-        let first = ip.frag_offset() == 0;
-        let (src, dst) = (u32::from(ip.src_addr()), u32::from(ip.dst_addr()));
-        let hl = ip.header_len() as usize;
-        let nh = p.network_header().unwrap_or(&[]);
+        let proto = nh[9];
+        let first = u16::from_be_bytes([nh[6], nh[7]]) & 0x1fff == 0;
+        let src = u32::from_be_bytes([nh[12], nh[13], nh[14], nh[15]]);
+        let dst = u32::from_be_bytes([nh[16], nh[17], nh[18], nh[19]]);
+        let hl = (nh[0] & 0x0f) as usize * 4;
         let ihl = p.network_header_length().unwrap_or(hl);
         let t = nh.get(ihl..).unwrap_or(&[]);
         let be16 = |o: usize| u16::from_be_bytes([t[o], t[o + 1]]);
@@ -562,27 +566,6 @@ impl Rewriter {
 fn apply(kind: Kind, fl: &mut Flow, dir: usize, p: &mut Packet, annos: u32, ihl: usize) {
     let rev = fl.e[1 - dir].key;
     let fwd = dir == 0;
-    let (first, proto, ip_len, ip_hl) = {
-        let Some(mut ip) = p.ip_header_mut() else {
-            return;
-        };
-        match kind {
-            Kind::IpAddr if fwd => ip.set_src_addr(Ipv4Addr::from(rev.daddr)),
-            Kind::IpAddr => ip.set_dst_addr(Ipv4Addr::from(rev.saddr)),
-            _ => {
-                ip.set_src_addr(Ipv4Addr::from(rev.daddr));
-                ip.set_dst_addr(Ipv4Addr::from(rev.saddr));
-            }
-        }
-        let c = checksum_apply_delta(ip.checksum(), fl.ip_delta, fwd);
-        ip.set_checksum(c);
-        (
-            ip.frag_offset() == 0,
-            ip.protocol(),
-            ip.total_len() as usize,
-            ip.header_len() as usize,
-        )
-    };
     let set_dst = annos & 1 != 0 && (kind != Kind::IpAddr || !fwd);
     if set_dst {
         p.anno_mut().set_dst_ip(Ipv4Addr::from(rev.saddr));
@@ -590,12 +573,28 @@ fn apply(kind: Kind, fl: &mut Flow, dir: usize, p: &mut Packet, annos: u32, ihl:
     if !fwd && annos & 2 != 0 {
         p.anno_mut().set_u8_at((annos >> 2) as usize, fl.reply_anno);
     }
+    // the IP header and the transport header, in one slice
+    let nh = match p.network_header_mut() {
+        Some(nh) if nh.len() >= 20 => nh,
+        _ => return,
+    };
+    match kind {
+        Kind::IpAddr if fwd => nh[12..16].copy_from_slice(&rev.daddr.to_be_bytes()),
+        Kind::IpAddr => nh[16..20].copy_from_slice(&rev.saddr.to_be_bytes()),
+        _ => {
+            nh[12..16].copy_from_slice(&rev.daddr.to_be_bytes());
+            nh[16..20].copy_from_slice(&rev.saddr.to_be_bytes());
+        }
+    }
+    let c = checksum_apply_delta(u16::from_be_bytes([nh[10], nh[11]]), fl.ip_delta, fwd);
+    nh[10..12].copy_from_slice(&c.to_be_bytes());
+    let first = u16::from_be_bytes([nh[6], nh[7]]) & 0x1fff == 0;
+    let proto = nh[9];
+    let ip_len = u16::from_be_bytes([nh[2], nh[3]]) as usize;
+    let ip_hl = (nh[0] & 0x0f) as usize * 4;
     if !first {
         return;
     }
-    let Some(nh) = p.network_header_mut() else {
-        return;
-    };
     let Some(t) = nh.get_mut(ihl..) else {
         return;
     };
