@@ -84,6 +84,14 @@ pub static VCPU_FILTER: &[Allow] = &[
     ),
     allow_call!(SYS_brk, "the allocator"),
     allow_call!(
+        SYS_openat,
+        "read-only, close-on-exec only: glibc's allocator opens \
+         /proc/sys/vm/overcommit_memory once, the first time a thread \
+         shrinks a non-main arena's heap (seen once in CI on a vCPU thread); \
+         nothing can be written through it",
+        [arg_eq(2, (libc::O_RDONLY | libc::O_CLOEXEC) as u64)],
+    ),
+    allow_call!(
         SYS_clock_gettime,
         "IDLE's deadline and the console's rate limit read the clock, when \
          the vDSO falls back to the system call"
