@@ -240,6 +240,26 @@ struct Entry {
     console: Arc<Mutex<ConsoleRing>>,
 }
 
+impl Entry {
+    /// A new instance's entry, about to start (create, or resume as new).
+    fn starting(rec: Record) -> Arc<Entry> {
+        Arc::new(Entry {
+            ops: Mutex::new(()),
+            st: Mutex::new(St {
+                rec,
+                run: None,
+                state: "starting",
+                restarts: 0,
+                failures: 0,
+                next_try: None,
+                last_end: None,
+                recovering: false,
+            }),
+            console: Arc::default(),
+        })
+    }
+}
+
 /// How the fleet runs instances.
 #[derive(Clone)]
 pub struct FleetOptions {
@@ -687,20 +707,7 @@ impl Fleet {
                 suspended: false,
                 metrics: req.metrics,
             };
-            let entry = Arc::new(Entry {
-                ops: Mutex::new(()),
-                st: Mutex::new(St {
-                    rec,
-                    run: None,
-                    state: "starting",
-                    restarts: 0,
-                    failures: 0,
-                    next_try: None,
-                    last_end: None,
-                    recovering: false,
-                }),
-                console: Arc::default(),
-            });
+            let entry = Entry::starting(rec);
             entries.insert(req.name.clone(), entry.clone());
             entry
         };

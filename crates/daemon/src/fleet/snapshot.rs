@@ -266,20 +266,7 @@ impl Fleet {
                 fault_injection: false,
                 ..old
             };
-            let entry = Arc::new(Entry {
-                ops: Mutex::new(()),
-                st: Mutex::new(St {
-                    rec,
-                    run: None,
-                    state: "starting",
-                    restarts: 0,
-                    failures: 0,
-                    next_try: None,
-                    last_end: None,
-                    recovering: false,
-                }),
-                console: Arc::default(),
-            });
+            let entry = Entry::starting(rec);
             entries.insert(name.clone(), entry.clone());
             entry
         };
