@@ -16,6 +16,9 @@ pub struct ICMPIPEncap {
     icmp_id: u16,
     /// The next IP ID (and, for query types, ICMP sequence number).
     ip_id: u16,
+    /// Configured as ICMPPingEncap: `(SRC, DST [, IDENTIFIER])`, always an
+    /// echo request.
+    ping: bool,
 }
 
 pub static SPEC: ClassSpec = ClassSpec {
@@ -51,16 +54,7 @@ Keyword arguments:\n\n\
     ],
     live_reconfigure: false,
     order_sensitive: false,
-    make: || {
-        Box::new(ICMPIPEncap {
-            src: Ipv4Addr::UNSPECIFIED,
-            dst: Ipv4Addr::UNSPECIFIED,
-            ty: 0,
-            code: 0,
-            icmp_id: 0,
-            ip_id: 1,
-        })
-    },
+    make: || Box::new(ICMPIPEncap::new(false)),
 };
 
 /// Click's `click_icmp_hl`: the ICMP header length of a type.
@@ -80,6 +74,20 @@ fn sequenced(ty: u8) -> bool {
 }
 
 impl ICMPIPEncap {
+    /// A new element; `ping` makes it ICMPPingEncap (echo requests, its
+    /// shorter argument list).
+    pub(crate) fn new(ping: bool) -> Self {
+        ICMPIPEncap {
+            src: Ipv4Addr::UNSPECIFIED,
+            dst: Ipv4Addr::UNSPECIFIED,
+            ty: if ping { icmp_type::ECHO } else { 0 },
+            code: 0,
+            icmp_id: 0,
+            ip_id: 1,
+            ping,
+        }
+    }
+
     #[inline]
     fn encap(&mut self, p: &mut Packet) {
         let hl = icmp_hl(self.ty);
@@ -124,6 +132,14 @@ impl Element for ICMPIPEncap {
         let mut a = cx.args(config);
         let src = a.read_mp::<Ipv4Addr>("SRC")?;
         let dst = a.read_mp::<Ipv4Addr>("DST")?;
+        if self.ping {
+            let icmp_id = a.read::<u16>("IDENTIFIER")?.unwrap_or(0);
+            a.complete()?;
+            self.src = src;
+            self.dst = dst;
+            self.icmp_id = icmp_id;
+            return Ok(());
+        }
         let ty = a.read_mp::<RawString>("TYPE")?.0;
         let code = a.read_p::<RawString>("CODE")?.map(|r| r.0);
         let icmp_id = a.read::<u16>("IDENTIFIER")?.unwrap_or(0);
