@@ -22,6 +22,7 @@
 
 mod common;
 use common::netns::{in_netns, ip};
+use common::nsclick::NsClick;
 
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -93,97 +94,9 @@ impl Drop for Net {
 }
 
 /// `clickos run conf/bras.click` in bras, with a control socket.
-struct Click {
-    child: Option<Child>,
-    sock: std::path::PathBuf,
-}
-
-impl Click {
-    fn start(net: &Net) -> Click {
-        let dir = common::tmpdir(&format!("bras-{}", net.bras));
-        let sock = dir.join("ctl");
-        let conf = std::fs::read_to_string(common::root().join("conf/bras.click")).unwrap();
-        let child = Command::new("ip")
-            .args(["netns", "exec", &net.bras, common::bin(), "run", "-u"])
-            .arg(&sock)
-            .args(["-e", &conf])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn clickos");
-        let mut c = Click {
-            child: Some(child),
-            sock,
-        };
-        let t0 = Instant::now();
-        while !c.sock.exists() {
-            if let Some(Ok(Some(_))) = c.child.as_mut().map(|ch| ch.try_wait()) {
-                let (out, err) = c.stop();
-                panic!("clickos exited early:\n{out}\n{err}");
-            }
-            assert!(
-                t0.elapsed() < Duration::from_secs(10),
-                "clickos did not start"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        c
-    }
-
-    fn read(&self, h: &str) -> String {
-        let mut s = std::os::unix::net::UnixStream::connect(&self.sock).expect("connect ctl");
-        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-        write!(s, "READ {h}\nQUIT\n").unwrap();
-        let mut r = String::new();
-        let _ = s.read_to_string(&mut r);
-        let i = r.find("DATA ").unwrap_or_else(|| panic!("READ {h}: {r}"));
-        let rest = &r[i + 5..];
-        let nl = rest.find("\r\n").unwrap();
-        let n: usize = rest[..nl].parse().unwrap();
-        rest[nl + 2..nl + 2 + n].to_string()
-    }
-
-    /// Waits until `f` holds for handler `h`'s value; the last value.
-    fn wait_for(&self, h: &str, secs: u64, f: impl Fn(&str) -> bool) -> (bool, String) {
-        let t0 = Instant::now();
-        loop {
-            let v = self.read(h);
-            if f(&v) {
-                return (true, v);
-            }
-            if t0.elapsed() > Duration::from_secs(secs) {
-                return (false, v);
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
-    fn stop(&mut self) -> (String, String) {
-        let Some(mut ch) = self.child.take() else {
-            return (String::new(), String::new());
-        };
-        // SAFETY: signalling our own child by pid.
-        unsafe { libc::kill(ch.id() as i32, libc::SIGTERM) };
-        let t0 = Instant::now();
-        while t0.elapsed() < Duration::from_secs(10) {
-            if let Ok(Some(_)) = ch.try_wait() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = ch.kill();
-        let o = ch.wait_with_output().expect("clickos output");
-        (
-            String::from_utf8_lossy(&o.stdout).into_owned(),
-            String::from_utf8_lossy(&o.stderr).into_owned(),
-        )
-    }
-}
-
-impl Drop for Click {
-    fn drop(&mut self) {
-        self.stop();
-    }
+fn start_bras(net: &Net) -> NsClick {
+    let conf = std::fs::read_to_string(common::root().join("conf/bras.click")).unwrap();
+    NsClick::start(&net.bras, &format!("bras-{}", net.bras), &conf, &[])
 }
 
 fn can_run(programs: &[(&str, &str)]) -> bool {
@@ -274,7 +187,7 @@ fn pppd_session() {
         })
         .unwrap_or("rp-pppoe.so");
     let net = Net::new();
-    let click = Click::start(&net);
+    let click = start_bras(&net);
     let mut pppd = Command::new("ip")
         .args([
             "netns", "exec", &net.cli, "pppd", "nodetach", "plugin", plugin,
@@ -659,7 +572,7 @@ fn rp_pppoe_client_session() {
         return;
     }
     let net = Net::new();
-    let click = Click::start(&net);
+    let click = start_bras(&net);
     let mut client = PppClient::start(&net);
     let (addr, peer) = match client.negotiate() {
         Ok(a) => a,
@@ -730,7 +643,7 @@ fn rp_pppoe_discovery() {
         return;
     }
     let net = Net::new();
-    let click = Click::start(&net);
+    let click = start_bras(&net);
     let pppoe = |args: &[&str]| {
         let o = Command::new("ip")
             .args(["netns", "exec", &net.cli, "pppoe", "-I", "eth0", "-t", "2"])

@@ -8,10 +8,11 @@
 
 mod common;
 use common::netns::{in_netns, ip};
+use common::nsclick::NsClick;
 
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream, UdpSocket};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
@@ -163,98 +164,8 @@ fn offloads_off(dev: &str) {
 }
 
 /// `clickos run` inside m, with a UNIX control socket to read handlers.
-struct Click {
-    child: Option<Child>,
-    sock: std::path::PathBuf,
-}
-
-impl Click {
-    fn start(net: &Net, config: &str, handlers: &[&str]) -> Click {
-        let dir = common::tmpdir(&format!("devices-{}", net.subnet));
-        let sock = dir.join("ctl");
-        let mut args = vec![
-            "netns".to_string(),
-            "exec".into(),
-            net.m.clone(),
-            common::bin().into(),
-            "run".into(),
-            "-u".into(),
-            sock.to_string_lossy().into_owned(),
-            "-e".into(),
-            config.into(),
-        ];
-        for h in handlers {
-            args.push("-h".into());
-            args.push(h.to_string());
-        }
-        let child = Command::new("ip")
-            .args(&args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn clickos");
-        let mut c = Click {
-            child: Some(child),
-            sock,
-        };
-        let t0 = Instant::now();
-        while !c.sock.exists() {
-            if let Some(ch) = c.child.as_mut() {
-                if let Ok(Some(_)) = ch.try_wait() {
-                    let (out, err) = c.stop();
-                    panic!("clickos exited early:\n{out}\n{err}");
-                }
-            }
-            assert!(
-                t0.elapsed() < Duration::from_secs(10),
-                "clickos did not start"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        c
-    }
-
-    fn read(&self, h: &str) -> String {
-        let mut s = std::os::unix::net::UnixStream::connect(&self.sock).expect("connect ctl");
-        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-        write!(s, "READ {h}\nQUIT\n").unwrap();
-        let mut r = String::new();
-        let _ = s.read_to_string(&mut r);
-        // "...DATA n\r\n<value>200 Goodbye!"
-        let i = r.find("DATA ").unwrap_or_else(|| panic!("READ {h}: {r}"));
-        let rest = &r[i + 5..];
-        let nl = rest.find("\r\n").unwrap();
-        let n: usize = rest[..nl].parse().unwrap();
-        rest[nl + 2..nl + 2 + n].to_string()
-    }
-
-    /// SIGTERM, then the -h output and standard error.
-    fn stop(&mut self) -> (String, String) {
-        let Some(mut ch) = self.child.take() else {
-            return (String::new(), String::new());
-        };
-        // SAFETY: signalling our own child by pid.
-        unsafe { libc::kill(ch.id() as i32, libc::SIGTERM) };
-        let t0 = Instant::now();
-        while t0.elapsed() < Duration::from_secs(10) {
-            if let Ok(Some(_)) = ch.try_wait() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = ch.kill();
-        let o = ch.wait_with_output().expect("clickos output");
-        (
-            String::from_utf8_lossy(&o.stdout).into_owned(),
-            String::from_utf8_lossy(&o.stderr).into_owned(),
-        )
-    }
-}
-
-impl Drop for Click {
-    fn drop(&mut self) {
-        self.stop();
-    }
+fn start_click(net: &Net, config: &str, handlers: &[&str]) -> NsClick {
+    NsClick::start(&net.m, &format!("devices-{}", net.subnet), config, handlers)
 }
 
 fn bridge(method: &str) -> String {
@@ -402,7 +313,7 @@ fn forward_test(method: &str, want: &str) {
         return;
     }
     let net = Net::new();
-    let mut click = Click::start(
+    let mut click = start_click(
         &net,
         &bridge(method),
         &[
@@ -474,7 +385,7 @@ fn auto_method() {
     let conf =
         "fa :: FromDevice(ma, PROMISC true, SNIFFER false) -> Queue -> ta :: ToDevice(mb);\n\
                 fb :: FromDevice(mb, PROMISC true) -> Queue -> tb :: ToDevice(ma);";
-    let click = Click::start(&net, conf, &[]);
+    let click = start_click(&net, conf, &[]);
     let fa = click.read("fa.method");
     assert!(fa == "AF_XDP" || fa == "AF_PACKET", "{fa}");
     assert_eq!(
@@ -498,7 +409,7 @@ fn firewall_in_the_path() {
                 cl[1] -> q;\n\
                 cl[0] -> Strip(14) -> CheckIPHeader -> fw :: IPFilter(allow icmp, allow tcp, deny all) -> Unstrip(14) -> q;\n\
                 FromDevice(mb, PROMISC true, SNIFFER false, METHOD PACKET) -> Queue -> ToDevice(ma, METHOD PACKET);";
-    let click = Click::start(&net, conf, &[]);
+    let click = start_click(&net, conf, &[]);
     assert!(ping(&net, 3, "0.2"), "ICMP through the firewall");
     let (hs, hr, n, _) = tcp_transfer(&net, 1 << 20);
     assert_eq!((n, hs), (1 << 20, hr), "TCP through the firewall");
@@ -571,7 +482,7 @@ fn classic_ip_router_on_real_interfaces() {
         .replace("$IF1 eth1", "$IF1 mb")
         .replace("$IP0 10.1.0.254", &format!("$IP0 10.{s}.1.254"))
         .replace("$IP1 10.2.0.254", &format!("$IP1 10.{s}.2.254"));
-    let mut click = Click::start(&net, &conf, &["arpq0.table", "arpq1.table", "dt1.drops"]);
+    let mut click = start_click(&net, &conf, &["arpq0.table", "arpq1.table", "dt1.drops"]);
     let ping_a = |args: &[&str]| {
         let o = Command::new("ip")
             .args(["netns", "exec", &net.a, "ping"])

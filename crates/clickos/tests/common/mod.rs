@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod cs;
+pub mod nsclick;
 
 #[path = "../../../../tests/support/skip.rs"]
 pub mod skip;
