@@ -638,6 +638,66 @@ class Linux(Forwarder):
             sh("nft", "delete", "table", "ip", "vbfw", ns=self.topo.m, check=False)
 
 
+class ClickOSNat(Forwarder):
+    """Source NAT from m0 to m1 (what `nft ... masquerade` does), as Click
+    writes it: IPRewriter with a pattern that rewrites the source to m1's
+    address and a port from 1024-65535, the TTL decremented as a router
+    does, AF_XDP on both sides. Compared in the same run with LinuxMasq."""
+
+    group = "clickos"
+    name = "clickos-nat"
+    label = "clickos NAT (IPRewriter pattern to m1's address), AF_XDP"
+
+    def check(self):
+        b = clickos_bin(self.args)
+        if not os.access(b, os.X_OK):
+            raise Unavailable(f"{b} not built (cargo build --release -p clickos)")
+
+    def start(self, size):
+        conf = f"""FromDevice(m0, SNIFFER false, METHOD XDP, BURST 32)
+  -> Strip(14) -> CheckIPHeader
+  -> rw :: IPRewriter(pattern 10.2.0.254 1024-65535 - - 0 0)
+  -> DecIPTTL
+  -> EtherEncap(0x0800, {MAC['m1']}, {MAC['s0']})
+  -> Queue(1024)
+  -> ToDevice(m1, METHOD XDP, BURST 32);
+"""
+        argv = ["taskset", "-c", str(FWD_CPU), clickos_bin(self.args), "run", "-e", conf]
+        self.procs.append(Proc(self.topo.m, argv, self.name, self.tmp))
+        time.sleep(0.4)
+        self.healthy()
+
+
+class LinuxMasq(Linux):
+    """Linux IP forwarding with nftables masquerade on m1 (conntrack)."""
+
+    def __init__(self, args, topo, tmp):
+        super().__init__(args, topo, tmp, False)
+        self.name = "linux-masq"
+        self.label = "Linux forwarding + nftables masquerade"
+
+    def check(self):
+        require("nft", "nftables")
+
+    def start(self, size):
+        ruleset = (
+            "table ip vbnat {\n  chain postrouting {\n"
+            "    type nat hook postrouting priority 100; policy accept;\n"
+            '    oifname "m1" masquerade\n  }\n}\n'
+        )
+        try:
+            sh("nft", "-f", "-", ns=self.topo.m, input=ruleset)
+        except RuntimeError as e:
+            raise Unavailable(f"nft: {e}")
+        super().start(size)
+
+    def stop(self):
+        super().stop()
+        sh("nft", "delete", "table", "ip", "vbnat", ns=self.topo.m, check=False)
+        # the next forwarder starts without the flows this one tracked
+        sh("sh", "-c", "command -v conntrack >/dev/null && conntrack -F || true", ns=self.topo.m, check=False)
+
+
 def hugepages_ok():
     try:
         with open("/proc/meminfo") as f:
@@ -808,6 +868,8 @@ def all_forwarders(args, topo, tmp):
         ClickOSVM(args, topo, tmp, "0-1"),
         Linux(args, topo, tmp, False),
         Linux(args, topo, tmp, True),
+        ClickOSNat(args, topo, tmp),
+        LinuxMasq(args, topo, tmp),
         Testpmd(args, topo, tmp, "af_xdp"),
         Testpmd(args, topo, tmp, "af_packet"),
         OVS(args, topo, tmp),
