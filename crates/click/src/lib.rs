@@ -36,7 +36,8 @@ pub use click_wire as wire;
 /// The names most hosts and elements need.
 pub mod prelude {
     pub use crate::element::{
-        Batch, ClassSpec, ConfigureCtx, Element, HandlerDoc, HandlerMode, HandlerResult, LlrpcCtx,
+        push_batch_simple, Batch, ClassSpec, ConfigureCtx, Element, HandlerDoc, HandlerMode,
+        HandlerResult, LlrpcCtx,
     };
     pub use crate::packet::{Anno, PacketType, Pool, SharedData, DEFAULT_HEADROOM};
     pub use crate::registry::Registry;

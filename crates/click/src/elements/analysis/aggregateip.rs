@@ -533,6 +533,10 @@ impl Element for AggregateIP {
         Ok(())
     }
 
+    fn push_batch(&mut self, _port: usize, batch: Batch, cx: &Ctx) {
+        push_batch_simple(self, batch, cx)
+    }
+
     fn simple_action(&mut self, p: Packet, cx: &Ctx) -> Option<Packet> {
         match self.handle(p) {
             Ok(p) => Some(p),

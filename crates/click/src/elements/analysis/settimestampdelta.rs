@@ -65,6 +65,10 @@ impl Element for SetTimestampDelta {
         Ok(())
     }
 
+    fn push_batch(&mut self, _port: usize, batch: Batch, cx: &Ctx) {
+        push_batch_simple(self, batch, cx)
+    }
+
     #[inline]
     fn simple_action(&mut self, mut p: Packet, cx: &Ctx) -> Option<Packet> {
         let tv = p.timestamp();

@@ -234,6 +234,10 @@ impl Element for TimeFilter {
         Ok(())
     }
 
+    fn push_batch(&mut self, _port: usize, batch: Batch, cx: &Ctx) {
+        push_batch_simple(self, batch, cx)
+    }
+
     fn simple_action(&mut self, p: Packet, cx: &Ctx) -> Option<Packet> {
         self.filter(p, cx)
     }

@@ -164,6 +164,10 @@ impl Element for ARPPrint {
         Ok(())
     }
 
+    fn push_batch(&mut self, _port: usize, batch: Batch, cx: &Ctx) {
+        push_batch_simple(self, batch, cx)
+    }
+
     fn simple_action(&mut self, p: Packet, cx: &Ctx) -> Option<Packet> {
         if let Some(l) = self.line(&p) {
             cx.error_line(&l);

@@ -99,6 +99,10 @@ impl Element for CheckARPHeader {
         }
     }
 
+    fn push_batch(&mut self, _port: usize, batch: Batch, cx: &Ctx) {
+        push_batch_simple(self, batch, cx)
+    }
+
     fn simple_action(&mut self, mut p: Packet, cx: &Ctx) -> Option<Packet> {
         match self.check(&mut p) {
             Ok(()) => Some(p),

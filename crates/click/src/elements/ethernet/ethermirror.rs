@@ -26,6 +26,10 @@ impl Element for EtherMirror {
         cx.args(config).complete()
     }
 
+    fn push_batch(&mut self, _port: usize, batch: Batch, cx: &Ctx) {
+        push_batch_simple(self, batch, cx)
+    }
+
     #[inline]
     fn simple_action(&mut self, mut p: Packet, _cx: &Ctx) -> Option<Packet> {
         if let Some(h) = p.data_mut().get_mut(..12) {

@@ -58,6 +58,10 @@ impl Element for EtherRewrite {
         Ok(())
     }
 
+    fn push_batch(&mut self, _port: usize, batch: Batch, cx: &Ctx) {
+        push_batch_simple(self, batch, cx)
+    }
+
     #[inline]
     fn simple_action(&mut self, mut p: Packet, _cx: &Ctx) -> Option<Packet> {
         let off = p.mac_header_offset().unwrap_or(0);

@@ -92,6 +92,30 @@ impl Element for HostEtherFilter {
         }
     }
 
+    /// The run of packets that stay goes out as one batch; from the first
+    /// that does not, packets go one at a time.
+    #[inline]
+    fn push_batch(&mut self, _port: usize, mut batch: Batch, cx: &Ctx) {
+        let mut i = 0;
+        while i < batch.len() && self.classify(&mut batch[i]) {
+            i += 1;
+        }
+        if i == batch.len() {
+            cx.push_batch(0, batch);
+            return;
+        }
+        let rest = batch.split_off(i);
+        cx.push_batch(0, batch);
+        for (k, mut p) in rest.into_iter().enumerate() {
+            // the first of the rest was classified (and refused) above
+            if k > 0 && self.classify(&mut p) {
+                cx.push(0, p);
+            } else if cx.noutputs() > 1 {
+                cx.push(1, p);
+            }
+        }
+    }
+
     #[inline]
     fn simple_action(&mut self, mut p: Packet, _cx: &Ctx) -> Option<Packet> {
         self.classify(&mut p).then_some(p)

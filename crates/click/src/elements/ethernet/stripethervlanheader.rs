@@ -68,6 +68,10 @@ impl Element for StripEtherVLANHeader {
         Ok(())
     }
 
+    fn push_batch(&mut self, _port: usize, batch: Batch, cx: &Ctx) {
+        push_batch_simple(self, batch, cx)
+    }
+
     fn simple_action(&mut self, mut p: Packet, cx: &Ctx) -> Option<Packet> {
         match EthernetFrame::new_checked(p.data()) {
             // 802.1Q: the tag must be there too.

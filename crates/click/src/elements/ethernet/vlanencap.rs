@@ -196,6 +196,10 @@ impl Element for VLANEncap {
         Ok(())
     }
 
+    fn push_batch(&mut self, _port: usize, batch: Batch, cx: &Ctx) {
+        push_batch_simple(self, batch, cx)
+    }
+
     fn simple_action(&mut self, p: Packet, _cx: &Ctx) -> Option<Packet> {
         self.encap(p)
     }

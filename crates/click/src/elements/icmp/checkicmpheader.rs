@@ -95,6 +95,10 @@ impl Element for CheckICMPHeader {
         Ok(())
     }
 
+    fn push_batch(&mut self, _port: usize, batch: Batch, cx: &Ctx) {
+        push_batch_simple(self, batch, cx)
+    }
+
     fn simple_action(&mut self, p: Packet, cx: &Ctx) -> Option<Packet> {
         match check(&p) {
             Ok(()) => Some(p),

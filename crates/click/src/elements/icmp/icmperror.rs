@@ -349,6 +349,10 @@ impl Element for ICMPError {
         Ok(())
     }
 
+    fn push_batch(&mut self, _port: usize, batch: Batch, cx: &Ctx) {
+        push_batch_simple(self, batch, cx)
+    }
+
     fn simple_action(&mut self, p: Packet, cx: &Ctx) -> Option<Packet> {
         let q = self.make_error(&p, cx);
         if q.is_none() {

@@ -78,6 +78,10 @@ impl Element for ICMPPingResponder {
         cx.args(config).complete()
     }
 
+    fn push_batch(&mut self, _port: usize, batch: Batch, cx: &Ctx) {
+        push_batch_simple(self, batch, cx)
+    }
+
     fn simple_action(&mut self, mut p: Packet, cx: &Ctx) -> Option<Packet> {
         if respond(&mut p, cx) {
             Some(p)

@@ -171,6 +171,10 @@ impl Element for CheckTransportHeader {
         Ok(())
     }
 
+    fn push_batch(&mut self, _port: usize, batch: Batch, cx: &Ctx) {
+        push_batch_simple(self, batch, cx)
+    }
+
     #[inline]
     fn simple_action(&mut self, p: Packet, cx: &Ctx) -> Option<Packet> {
         match self.check(&p) {

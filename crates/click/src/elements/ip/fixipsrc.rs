@@ -60,6 +60,10 @@ impl Element for FixIPSrc {
         Ok(())
     }
 
+    fn push_batch(&mut self, _port: usize, batch: Batch, cx: &Ctx) {
+        push_batch_simple(self, batch, cx)
+    }
+
     #[inline]
     fn simple_action(&mut self, mut p: Packet, _cx: &Ctx) -> Option<Packet> {
         fix_ip_src(&mut p, self.ip);

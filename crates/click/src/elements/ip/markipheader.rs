@@ -35,6 +35,10 @@ impl Element for MarkIPHeader {
         Ok(())
     }
 
+    fn push_batch(&mut self, _port: usize, batch: Batch, cx: &Ctx) {
+        push_batch_simple(self, batch, cx)
+    }
+
     #[inline]
     fn simple_action(&mut self, mut p: Packet, _cx: &Ctx) -> Option<Packet> {
         let hl = p

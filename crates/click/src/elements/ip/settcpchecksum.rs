@@ -80,6 +80,10 @@ impl Element for SetTCPChecksum {
         Ok(())
     }
 
+    fn push_batch(&mut self, _port: usize, batch: Batch, cx: &Ctx) {
+        push_batch_simple(self, batch, cx)
+    }
+
     #[inline]
     fn simple_action(&mut self, mut p: Packet, cx: &Ctx) -> Option<Packet> {
         if self.fix(&mut p) {

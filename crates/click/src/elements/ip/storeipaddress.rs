@@ -160,6 +160,10 @@ impl Element for StoreIPAddress {
         Ok(())
     }
 
+    fn push_batch(&mut self, _port: usize, batch: Batch, cx: &Ctx) {
+        push_batch_simple(self, batch, cx)
+    }
+
     #[inline]
     fn simple_action(&mut self, mut p: Packet, cx: &Ctx) -> Option<Packet> {
         if self.store(&mut p) {

@@ -27,6 +27,10 @@ impl Element for StripIPHeader {
         cx.args(config).complete()
     }
 
+    fn push_batch(&mut self, _port: usize, batch: Batch, cx: &Ctx) {
+        push_batch_simple(self, batch, cx)
+    }
+
     #[inline]
     fn simple_action(&mut self, mut p: Packet, _cx: &Ctx) -> Option<Packet> {
         if let Some(off) = p.transport_header_offset() {
@@ -64,6 +68,10 @@ already in the packet, forwards it unchanged.",
 impl Element for UnstripIPHeader {
     fn configure(&mut self, config: &str, cx: &ConfigureCtx) -> Result<(), String> {
         cx.args(config).complete()
+    }
+
+    fn push_batch(&mut self, _port: usize, batch: Batch, cx: &Ctx) {
+        push_batch_simple(self, batch, cx)
     }
 
     #[inline]

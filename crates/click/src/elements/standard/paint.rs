@@ -263,6 +263,10 @@ impl Element for PaintTee {
         self.c.configure(config)
     }
 
+    fn push_batch(&mut self, _port: usize, batch: Batch, cx: &Ctx) {
+        push_batch_simple(self, batch, cx)
+    }
+
     fn simple_action(&mut self, p: Packet, cx: &Ctx) -> Option<Packet> {
         if self.c.matches(&p) {
             cx.push(1, p.clone_in(cx.pool()));

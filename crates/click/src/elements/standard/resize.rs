@@ -65,6 +65,10 @@ impl Element for Resize {
         Ok(())
     }
 
+    fn push_batch(&mut self, _port: usize, batch: Batch, cx: &Ctx) {
+        push_batch_simple(self, batch, cx)
+    }
+
     fn simple_action(&mut self, mut p: Packet, _cx: &Ctx) -> Option<Packet> {
         let (head, tail) = (i64::from(self.head), i64::from(self.tail));
         if head > MAX_GROW || tail > MAX_GROW {

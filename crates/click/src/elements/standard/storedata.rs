@@ -66,6 +66,10 @@ impl Element for StoreData {
         Ok(())
     }
 
+    fn push_batch(&mut self, _port: usize, batch: Batch, cx: &Ctx) {
+        push_batch_simple(self, batch, cx)
+    }
+
     fn simple_action(&mut self, mut p: Packet, _cx: &Ctx) -> Option<Packet> {
         let need = self.offset + self.data.len();
         if p.len() < need && self.grow {
