@@ -13,6 +13,7 @@
 use crate::common::args::parse_anno;
 use crate::common::iprw::*;
 use crate::common::rng::Rng;
+use crate::elements::classify::{dispatch, DROP_PORT};
 use crate::prelude::*;
 use alloc::format;
 use alloc::rc::Rc;
@@ -143,6 +144,9 @@ pub struct Rewriter {
     rng: Rng,
     reap_ms: i64,
     drops: u64,
+    /// Each packet's output in the batch under way (kept: no allocation
+    /// per batch).
+    ports: Vec<u32>,
 }
 
 impl Rewriter {
@@ -159,6 +163,7 @@ impl Rewriter {
             rng: Rng::new(1),
             reap_ms: DEFAULT_REAP_SEC * 1000,
             drops: 0,
+            ports: Vec::new(),
         }
     }
 
@@ -760,6 +765,26 @@ impl Element for Rewriter {
         if out >= 0 && (out as usize) < cx.noutputs() {
             cx.push(out as usize, p);
         }
+    }
+
+    /// The batch is split by output (in order within each output), as a
+    /// Classifier splits it; the clock is read once.
+    #[inline]
+    fn push_batch(&mut self, port: usize, mut batch: Batch, cx: &Ctx) {
+        let now = jiffies(cx.now_coarse());
+        let n = cx.noutputs();
+        let mut ports = core::mem::take(&mut self.ports);
+        ports.clear();
+        for p in batch.iter_mut() {
+            let out = self.process(port, p, now);
+            ports.push(if out >= 0 && (out as usize) < n {
+                out as u32
+            } else {
+                DROP_PORT
+            });
+        }
+        dispatch(batch, &ports, cx);
+        self.ports = ports;
     }
 
     fn run_timer(&mut self, _id: u32, cx: &Ctx) {
