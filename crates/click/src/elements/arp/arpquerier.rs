@@ -504,7 +504,37 @@ impl Element for ARPQuerier {
         self.emit(out, cx);
     }
 
-    fn push_batch(&mut self, port: usize, batch: Batch, cx: &Ctx) {
+    fn push_batch(&mut self, port: usize, mut batch: Batch, cx: &Ctx) {
+        if port == 0 && self.my_ip != 0 {
+            // The run of packets whose next hop is known and fresh gets its
+            // Ethernet header here and leaves as one batch; from the first
+            // other packet on, `handle_ip` takes them one by one.
+            let now = cx.now_coarse().nsec();
+            let mut i = 0;
+            {
+                let t = self.table.borrow();
+                while let Some(p) = batch.get_mut(i) {
+                    let dst = u32::from(p.anno().dst_ip());
+                    let Some(eth) = t.lookup_fresh(dst, now, self.poll_timeout) else {
+                        break;
+                    };
+                    p.push(14);
+                    p.set_mac_header(0);
+                    let mut f = EthernetFrame::new_unchecked(p.data_mut());
+                    f.set_ethertype(ethertype::IPV4);
+                    f.set_dst_addr(EtherAddress(eth));
+                    f.set_src_addr(EtherAddress(self.my_eth));
+                    i += 1;
+                }
+            }
+            if i == batch.len() {
+                cx.push_batch(0, batch);
+                return;
+            }
+            let rest = batch.split_off(i);
+            cx.push_batch(0, batch);
+            batch = rest;
+        }
         let mut out = core::mem::take(&mut self.out);
         for p in batch {
             if port == 0 {

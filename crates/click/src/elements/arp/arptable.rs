@@ -121,6 +121,16 @@ impl Table {
         }
     }
 
+    /// The address for `ip` when [`lookup`](Self::lookup) would answer
+    /// `Known` without side effects (known, not expired, not yet due for a
+    /// renewal query); `None` otherwise.
+    #[inline]
+    pub(crate) fn lookup_fresh(&self, ip: u32, now: i64, poll_timeout: i64) -> Option<[u8; 6]> {
+        let e = self.map.get(&ip)?;
+        let due = poll_timeout != 0 && now >= e.live_at.saturating_add(poll_timeout);
+        (e.is_known(now, self.lim.timeout) && !due).then_some(e.eth)
+    }
+
     /// Removes an entry, dropping its packets.
     pub(crate) fn remove(&mut self, ip: u32) -> bool {
         let Some(e) = self.map.remove(&ip) else {
