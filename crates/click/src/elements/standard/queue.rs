@@ -152,6 +152,24 @@ pub static FULLNOTEQUEUE_SPEC: ClassSpec = ClassSpec {
     make: || Box::new(Queue::default()),
 };
 
+pub static QUICKNOTEQUEUE_SPEC: ClassSpec = ClassSpec {
+    name: "QuickNoteQueue",
+    port_count: "1/1-2",
+    processing: "h/lh",
+    group: "standard",
+    signature: "QuickNoteQueue([CAPACITY])",
+    summary: "Stores packets in a FIFO queue.",
+    description: QUICKNOTE_DESCRIPTION,
+    ports: "one push input; one pull output and an optional push output for drops",
+    handlers: HANDLERS,
+    live_reconfigure: true,
+    order_sensitive: false,
+    make: || Box::new(Queue::default()),
+};
+
+const QUICKNOTE_DESCRIPTION: &str = "Queue under Click's QuickNoteQueue name: Click's QuickNoteQueue differs from its Queue only in that its empty notifier goes inactive the moment the queue empties, where Click's Queue waits for a few pulls that find it empty. This implementation's queues all do the former, so QuickNoteQueue is the same element as Queue: an empty notifier and a full notifier. Drops incoming packets if the queue already holds CAPACITY packets (pushing them out output 1, when it exists).\n\nKeyword arguments:\n\n\
+- `CAPACITY` (unsigned): maximum queue length. Default 1000.";
+
 const NOTIFIER_DESCRIPTION: &str = "Stores incoming packets in a first-in-first-out queue and \
 drops incoming packets when it already holds CAPACITY packets, like Queue, but it is only an \
 empty notifier (pullers downstream sleep while it is empty), not a full notifier: push sources \
@@ -398,7 +416,7 @@ impl Element for Queue {
         self.signal_on = false;
         if self.full_note {
             self.nonfull_on = self.q.len() < self.capacity;
-            self.nonfull = Some(cx.new_signal(self.nonfull_on));
+            self.nonfull = Some(cx.new_full_signal(self.nonfull_on));
         }
         Ok(())
     }
