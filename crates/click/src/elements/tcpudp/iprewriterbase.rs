@@ -535,9 +535,10 @@ impl Rewriter {
 
     /// Click's `TCPFlow::update_seqno_delta` on the TCP mapping of
     /// `flowid` (either direction): that direction's sequence numbers from
-    /// `trigger` on are shifted by `delta` more. Returns the mapping's
-    /// REPLY_ANNO value, or `None` when there is no such mapping or the
-    /// trigger is older than the last one.
+    /// `trigger` on are shifted by `delta` more (a trigger older than the
+    /// direction's last one is ignored, as Click refuses it). Returns the
+    /// mapping's REPLY_ANNO value, or `None` when there is no such TCP
+    /// mapping.
     pub fn update_seqno_delta(&self, flowid: &FlowId, trigger: u32, delta: i32) -> Option<u8> {
         let mut guard = self.set.borrow_mut();
         let set = &mut *guard;
@@ -550,9 +551,10 @@ impl Rewriter {
             return None;
         }
         let fl = &mut set.flows[eref_flow(r)];
-        if fl.ip_p != IP_PROTO_TCP || !fl.seq.update(eref_dir(r), trigger, delta) {
+        if fl.ip_p != IP_PROTO_TCP {
             return None;
         }
+        let _ = fl.seq.update(eref_dir(r), trigger, delta);
         Some(fl.reply_anno)
     }
 
