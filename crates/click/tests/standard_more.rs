@@ -151,14 +151,21 @@ fn burster_pulls_bursts_every_interval() {
     assert_eq!(&times[..8], &[0; 8]);
     assert_eq!(&times[8..16], &[100; 8]);
     assert_eq!(&times[16..], &[200; 4]);
-    // empty: asleep; a new packet goes out at once
+    // empty: the queue's empty notifier sleeps once ten pulls in a row
+    // found it empty (200 ms, then 300 ms ... 1.1 s), as Click's does;
+    // then the burster sleeps, and a new packet goes out at once
     run_until(&r, at(SEC));
+    assert_eq!(
+        r.router.run_pass(),
+        RunState::Idle(Some(at(SEC + 100 * MS)))
+    );
+    run_until(&r, at(SEC + 100 * MS));
     assert_eq!(r.router.run_pass(), RunState::Idle(None));
     inject_n(&r, "q", 0, 100..101);
-    run_until(&r, at(SEC));
+    run_until(&r, at(SEC + 200 * MS));
     let seen = collected("out");
     assert_eq!(seen.len(), 21);
-    assert_eq!(seen[20].anno.timestamp, at(SEC));
+    assert_eq!(seen[20].anno.timestamp, at(SEC + 100 * MS));
 }
 
 #[test]

@@ -934,3 +934,85 @@ fn which_queues_are_full_notifiers() {
         }
     }
 }
+
+// ---- NotifierDebug, QuickNoteQueue, the empty notifier's sleepiness -----
+
+/// Runs the router from timer to timer until nothing is due; each time it
+/// goes idle, the queue's length and what NotifierDebug `dbg` shows.
+fn passes(r: &TestRouter, q: &str, dbg: &str) -> Vec<(usize, String)> {
+    let mut v = Vec::new();
+    for _ in 0..1000 {
+        let st = r.router.run_pass();
+        if st == RunState::Busy {
+            continue;
+        }
+        v.push((
+            count(r, &format!("{q}.length")) as usize,
+            r.read(&format!("{dbg}.signal")),
+        ));
+        match st {
+            RunState::Idle(Some(t)) => r.clock.set(t),
+            _ => return v,
+        }
+    }
+    panic!("never idle");
+}
+
+#[test]
+fn notifierdebug_shows_full_and_empty_signals_as_click_prints_them() {
+    clear_collected();
+    let r = router(
+        "i1 :: Idle; d1 :: NotifierDebug; q :: Queue(2); d2 :: NotifierDebug; u :: Unqueue;
+         i2 :: Idle; d3 :: NotifierDebug; i3 :: Idle; a :: NotifierQueue; i4 :: Idle;
+         b :: NotifierQueue; rr :: RoundRobinSched; d4 :: NotifierDebug;
+         i1 -> d1 -> q -> d2 -> u -> out :: Collect;
+         i2 -> d3 -> Discard;
+         i3 -> a -> rr -> d4 -> Discard;
+         i4 -> b -> [1]rr;",
+    );
+    // empty signals in creation order: i1 0, q 1, i2 2, i3 3, a 4, i4 5,
+    // b 6; full signals: q 0
+    assert_eq!(r.read("d1.signal"), "full.0/1:1*");
+    assert_eq!(r.read("d2.signal"), "empty.0/2:0");
+    assert_eq!(
+        r.read("d3.signal"),
+        "busy*",
+        "Discard can always take packets"
+    );
+    assert_eq!(r.read("d4.signal"), "empty.0/50:0");
+    inject_n(&r, "d1", 0, 3, 60);
+    assert_eq!(count(&r, "q.drops"), 1);
+    assert_eq!(r.read("d1.signal"), "full.0/1:0", "full: no room");
+    assert_eq!(r.read("d2.signal"), "empty.0/2:2*", "packets to pull");
+    inject_n(&r, "b", 0, 1, 60);
+    assert_eq!(r.read("d4.signal"), "empty.0/50:40*");
+}
+
+#[test]
+fn queues_sleep_after_ten_empty_pulls_quicknotequeue_at_once() {
+    for (class, lazy) in [
+        ("Queue", true),
+        ("NotifierQueue", true),
+        ("QuickNoteQueue", false),
+    ] {
+        clear_collected();
+        let r = router(&format!(
+            "Idle -> q :: {class}(10) -> d :: NotifierDebug -> u :: TimedUnqueue(0.1, 1) -> out :: Collect;"
+        ));
+        inject_n(&r, "q", 0, 3, 60);
+        let seen = passes(&r, "q", "d");
+        assert_eq!(collected("out").len(), 3);
+        let active_empty = seen
+            .iter()
+            .filter(|(len, s)| *len == 0 && s.ends_with('*'))
+            .count();
+        // one pull every 100 ms: the one that took the last packet, then
+        // nine failed pulls (Click's SLEEPINESS_TRIGGER); the tenth puts the
+        // signal to sleep
+        assert_eq!(active_empty, if lazy { 10 } else { 0 }, "{class}: {seen:?}");
+        assert_eq!(seen.last().unwrap().1, "empty.0/2:0", "{class}");
+        // asleep: TimedUnqueue's timer stops
+        let n = seen.len();
+        assert_eq!(passes(&r, "q", "d").len(), 1, "{class} after {n} passes");
+    }
+}

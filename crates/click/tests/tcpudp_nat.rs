@@ -485,3 +485,407 @@ fn hot_swap_keeps_the_flows() {
     new.inject("a", 0, &[tcp_pkt(IN, 4444, OUT, 80)]);
     assert_eq!(collected_data("out0")[1], tcp_pkt(NAT, 1025, OUT, 80));
 }
+
+// ---------------------------------------------------------------------
+// FTPPortMapper and TCPRewriter's sequence-number deltas
+
+const SRV: Ip4 = [8, 8, 8, 8];
+const DATA_NAT: Ip4 = [100, 200, 100, 200];
+
+/// A TCP/IP packet with explicit sequence and acknowledgement numbers,
+/// options (a multiple of 4 bytes) and payload; all checksums right.
+#[allow(clippy::too_many_arguments)]
+fn tcp_full(
+    src: Ip4,
+    sport: u16,
+    dst: Ip4,
+    dport: u16,
+    seq: u32,
+    ack: u32,
+    opts: &[u8],
+    payload: &[u8],
+) -> Vec<u8> {
+    assert_eq!(opts.len() % 4, 0);
+    let mut t = Vec::new();
+    t.extend_from_slice(&sport.to_be_bytes());
+    t.extend_from_slice(&dport.to_be_bytes());
+    t.extend_from_slice(&seq.to_be_bytes());
+    t.extend_from_slice(&ack.to_be_bytes());
+    t.extend_from_slice(&[
+        ((20 + opts.len()) / 4 * 16) as u8,
+        0x18,
+        0x20,
+        0x00,
+        0,
+        0,
+        0,
+        0,
+    ]);
+    t.extend_from_slice(opts);
+    t.extend_from_slice(payload);
+    let c = transport_checksum(Ipv4Addr::from(src), Ipv4Addr::from(dst), 6, &t);
+    t[16..18].copy_from_slice(&c.to_be_bytes());
+    Ip::new(src, dst, 6, &t).id(21).bytes()
+}
+
+/// NOP NOP SACK with the given blocks.
+fn sack(blocks: &[(u32, u32)]) -> Vec<u8> {
+    let mut o = vec![1, 1, 5, (2 + 8 * blocks.len()) as u8];
+    for (l, r) in blocks {
+        o.extend_from_slice(&l.to_be_bytes());
+        o.extend_from_slice(&r.to_be_bytes());
+    }
+    o
+}
+
+/// Client 10.0.0.5 -> FTP server 8.8.8.8 through a NAT whose control
+/// connection uses 1.0.0.1 and whose data connections use input 2's
+/// 100.200.100.200 pattern.
+const FTP: &str = "rw :: TCPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, drop,
+    pattern 100.200.100.200 40000-65535# - - 0 1);
+Idle -> a :: MarkIPHeader -> FTPPortMapper(rw, rw, 2) -> rw -> out0 :: Collect;
+Idle -> b :: MarkIPHeader -> FTPPortMapper(rw, rw, 2) -> [1]rw[1] -> out1 :: Collect;
+Idle -> [2]rw;";
+
+fn one(sink: &str) -> Vec<u8> {
+    let mut v = collected_data(sink);
+    assert_eq!(v.len(), 1, "{sink}: {} packets", v.len());
+    let d = v.pop().unwrap();
+    assert_checksums(&d);
+    clear_collected();
+    d
+}
+
+#[test]
+fn ftp_port_command_rewritten_and_sequence_numbers_shifted_both_ways() {
+    clear_collected();
+    let r = router(FTP);
+    // a PORT on a connection the rewriter has not seen passes unchanged
+    let port = b"PORT 10,0,0,5,200,10\r\n".to_vec();
+    r.inject(
+        "a",
+        0,
+        &[tcp_full(IN, 3333, SRV, 21, 1008, 7000, &[], &port)],
+    );
+    assert_eq!(
+        one("out0"),
+        tcp_full(NAT, 1024, SRV, 21, 1008, 7000, &[], &port)
+    );
+    assert!(r.read("rw.table").lines().count() == 2);
+
+    // now it is mapped: the argument becomes the data mapping's address
+    // and port (100.200.100.200:40000), 7 bytes longer
+    r.inject(
+        "a",
+        0,
+        &[tcp_full(IN, 3333, SRV, 21, 1030, 7000, &[], &port)],
+    );
+    assert_eq!(
+        one("out0"),
+        tcp_full(
+            NAT,
+            1024,
+            SRV,
+            21,
+            1030,
+            7000,
+            &[],
+            b"PORT 100,200,100,200,156,64\r\n"
+        )
+    );
+    // the data connection's mapping exists, both ways
+    assert_eq!(
+        r.router
+            .read_handler_param("rw.lookup", "10.0.0.5 51210 8.8.8.8 20")
+            .unwrap(),
+        "100.200.100.200 40000 8.8.8.8 20"
+    );
+    r.inject(
+        "b",
+        0,
+        &[tcp_full(SRV, 20, DATA_NAT, 40000, 1, 0, &[], b"data")],
+    );
+    assert_eq!(
+        one("out1"),
+        tcp_full(SRV, 20, IN, 51210, 1, 0, &[], b"data")
+    );
+
+    // later client data moves up by 7; a retransmission of earlier data
+    // keeps its sequence number
+    r.inject(
+        "a",
+        0,
+        &[tcp_full(IN, 3333, SRV, 21, 1052, 7000, &[], b"LIST\r\n")],
+    );
+    assert_eq!(
+        one("out0"),
+        tcp_full(NAT, 1024, SRV, 21, 1059, 7000, &[], b"LIST\r\n")
+    );
+    r.inject(
+        "a",
+        0,
+        &[tcp_full(IN, 3333, SRV, 21, 1008, 7000, &[], b"USER x\r\n")],
+    );
+    assert_eq!(
+        one("out0"),
+        tcp_full(NAT, 1024, SRV, 21, 1008, 7000, &[], b"USER x\r\n")
+    );
+    assert!(
+        r.read("rw.table")
+            .contains("(10.0.0.5, 3333, 8.8.8.8, 21) => (1.0.0.1, 1024, 8.8.8.8, 21) seq +7 "),
+        "{}",
+        r.read("rw.table")
+    );
+
+    // the server's acknowledgements come back down by 7, SACK blocks too,
+    // except for data before the PORT command's end
+    r.inject(
+        "b",
+        0,
+        &[tcp_full(SRV, 21, NAT, 1024, 7000, 1065, &[], b"")],
+    );
+    assert_eq!(
+        one("out1"),
+        tcp_full(SRV, 21, IN, 3333, 7000, 1058, &[], b"")
+    );
+    r.inject(
+        "b",
+        0,
+        &[tcp_full(SRV, 21, NAT, 1024, 7000, 1030, &[], b"")],
+    );
+    assert_eq!(
+        one("out1"),
+        tcp_full(SRV, 21, IN, 3333, 7000, 1030, &[], b"")
+    );
+    r.inject(
+        "b",
+        0,
+        &[tcp_full(
+            SRV,
+            21,
+            NAT,
+            1024,
+            7000,
+            1008,
+            &sack(&[(1059, 1065), (1030, 1059)]),
+            b"",
+        )],
+    );
+    assert_eq!(
+        one("out1"),
+        tcp_full(
+            SRV,
+            21,
+            IN,
+            3333,
+            7000,
+            1008,
+            &sack(&[(1052, 1058), (1030, 1052)]),
+            b""
+        )
+    );
+    // a NOP NOP timestamp option is not read as SACK
+    let ts = [1, 1, 8, 10, 0, 0, 4, 0, 0, 0, 4, 1];
+    r.inject(
+        "b",
+        0,
+        &[tcp_full(SRV, 21, NAT, 1024, 7000, 1065, &ts, b"")],
+    );
+    assert_eq!(
+        one("out1"),
+        tcp_full(SRV, 21, IN, 3333, 7000, 1058, &ts, b"")
+    );
+
+    // a PORT command from the server (the reply direction), 1 byte shorter
+    let big = b"PORT 200,200,200,200,200,200\r\n";
+    r.inject(
+        "b",
+        0,
+        &[tcp_full(SRV, 21, NAT, 1024, 7000, 1065, &[], big)],
+    );
+    assert_eq!(
+        one("out1"),
+        tcp_full(
+            SRV,
+            21,
+            IN,
+            3333,
+            7000,
+            1058,
+            &[],
+            b"PORT 100,200,100,200,156,65\r\n"
+        )
+    );
+    r.inject(
+        "b",
+        0,
+        &[tcp_full(SRV, 21, NAT, 1024, 7030, 1065, &[], b"226 ok\r\n")],
+    );
+    assert_eq!(
+        one("out1"),
+        tcp_full(SRV, 21, IN, 3333, 7029, 1058, &[], b"226 ok\r\n")
+    );
+    // the client acknowledges the server's shifted numbers; they go back up
+    r.inject("a", 0, &[tcp_full(IN, 3333, SRV, 21, 1058, 7037, &[], b"")]);
+    assert_eq!(
+        one("out0"),
+        tcp_full(NAT, 1024, SRV, 21, 1065, 7038, &[], b"")
+    );
+    r.inject("a", 0, &[tcp_full(IN, 3333, SRV, 21, 1058, 7010, &[], b"")]);
+    assert_eq!(
+        one("out0"),
+        tcp_full(NAT, 1024, SRV, 21, 1065, 7010, &[], b"")
+    );
+    assert!(
+        r.read("rw.table")
+            .contains("(8.8.8.8, 21, 1.0.0.1, 1024) => (8.8.8.8, 21, 10.0.0.5, 3333) seq -1 "),
+        "{}",
+        r.read("rw.table")
+    );
+}
+
+#[test]
+fn ftp_second_port_command_stacks_deltas_and_old_ones_are_forgotten_after_1g() {
+    clear_collected();
+    let r = router(FTP);
+    r.inject("a", 0, &[tcp_full(IN, 3333, SRV, 21, 0, 0, &[], b"x")]);
+    let _ = one("out0");
+    // +7 from 23, then +7 more from 52
+    r.inject(
+        "a",
+        0,
+        &[tcp_full(
+            IN,
+            3333,
+            SRV,
+            21,
+            1,
+            0,
+            &[],
+            b"PORT 10,0,0,5,200,10\r\n",
+        )],
+    );
+    let _ = one("out0");
+    r.inject(
+        "a",
+        0,
+        &[tcp_full(
+            IN,
+            3333,
+            SRV,
+            21,
+            30,
+            0,
+            &[],
+            b"PORT 10,0,0,5,200,11\r\n",
+        )],
+    );
+    assert_eq!(
+        one("out0"),
+        tcp_full(
+            NAT,
+            1024,
+            SRV,
+            21,
+            37,
+            0,
+            &[],
+            b"PORT 100,200,100,200,156,65\r\n"
+        )
+    );
+    for (seq, want) in [(52u32, 66u32), (40, 47), (23, 30), (22, 22), (0, 0)] {
+        r.inject("a", 0, &[tcp_full(IN, 3333, SRV, 21, seq, 0, &[], b"y")]);
+        assert_eq!(
+            one("out0"),
+            tcp_full(NAT, 1024, SRV, 21, want, 0, &[], b"y"),
+            "seq {seq}"
+        );
+    }
+    for (ack, want) in [(66u32, 52u32), (37, 30), (30, 23), (29, 29)] {
+        r.inject("b", 0, &[tcp_full(SRV, 21, NAT, 1024, 0, ack, &[], b"")]);
+        assert_eq!(
+            one("out1"),
+            tcp_full(SRV, 21, IN, 3333, 0, want, &[], b""),
+            "ack {ack}"
+        );
+    }
+    // 2^30 past the last change: every client number moves by 14, even
+    // old ones
+    r.inject(
+        "a",
+        0,
+        &[tcp_full(IN, 3333, SRV, 21, 1_100_000_000, 0, &[], b"1G")],
+    );
+    assert_eq!(
+        one("out0"),
+        tcp_full(NAT, 1024, SRV, 21, 1_100_000_014, 0, &[], b"1G")
+    );
+    r.inject("a", 0, &[tcp_full(IN, 3333, SRV, 21, 0, 0, &[], b"y")]);
+    assert_eq!(one("out0"), tcp_full(NAT, 1024, SRV, 21, 14, 0, &[], b"y"));
+    r.inject("b", 0, &[tcp_full(SRV, 21, NAT, 1024, 0, 14, &[], b"")]);
+    assert_eq!(one("out1"), tcp_full(SRV, 21, IN, 3333, 0, 0, &[], b""));
+}
+
+#[test]
+fn ftp_port_mapper_works_through_iprewriter_and_leaves_other_packets_alone() {
+    clear_collected();
+    let r = router(
+        "rw :: IPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, drop);
+Idle -> a :: MarkIPHeader -> FTPPortMapper(rw, rw, 0) -> rw -> out0 :: Collect;
+Idle -> [1]rw[1] -> out1 :: Collect;",
+    );
+    r.inject("a", 0, &[tcp_full(IN, 3333, SRV, 21, 0, 0, &[], b"x")]);
+    let _ = one("out0");
+    // 1.0.0.1:1025 is 4 bytes shorter than 10.0.0.5:51210
+    r.inject(
+        "a",
+        0,
+        &[tcp_full(
+            IN,
+            3333,
+            SRV,
+            21,
+            1,
+            0,
+            &[],
+            b"port  10,0,0,5,200,10\n",
+        )],
+    );
+    assert_eq!(
+        one("out0"),
+        tcp_full(NAT, 1024, SRV, 21, 1, 0, &[], b"port  1,0,0,1,4,1\n")
+    );
+    r.inject("a", 0, &[tcp_full(IN, 3333, SRV, 21, 23, 0, &[], b"z")]);
+    assert_eq!(one("out0"), tcp_full(NAT, 1024, SRV, 21, 19, 0, &[], b"z"));
+    // not a complete PORT command, or a bad one: unchanged
+    for p in [
+        &b"PORT 10,0,0,5,200,10"[..],
+        b"PORT 10,0,0,5,256,10\r\n",
+        b"NOOP\r\nPORT 10,0,0,5,200,10\r\n",
+        b"PORTX 10,0,0,5,200,10\r\n",
+    ] {
+        r.inject("a", 0, &[tcp_full(IN, 3333, SRV, 21, 30, 0, &[], p)]);
+        assert_eq!(one("out0"), tcp_full(NAT, 1024, SRV, 21, 26, 0, &[], p));
+    }
+    assert_eq!(r.read("rw.table_size"), "2");
+}
+
+#[test]
+fn ftp_port_mapper_configuration_errors() {
+    let e = try_router("c :: Counter; Idle -> FTPPortMapper(c, c, 0) -> c -> Discard;")
+        .err()
+        .expect("a Counter is no rewriter");
+    assert!(e.join("\n").contains("CONTROL_REWRITER"), "{e:?}");
+    let e = try_router("u :: UDPRewriter(drop); Idle -> FTPPortMapper(u, u, 0) -> u -> Discard;")
+        .err()
+        .expect("a UDPRewriter has no sequence numbers");
+    assert!(e.join("\n").contains("CONTROL_REWRITER"), "{e:?}");
+    let e =
+        try_router("rw :: TCPRewriter(drop); Idle -> FTPPortMapper(rw, rw, 1) -> rw -> Discard;")
+            .err()
+            .expect("input 1 out of range");
+    assert!(
+        e.join("\n").contains("DATA_REWRITER_INPUT out of range"),
+        "{e:?}"
+    );
+}

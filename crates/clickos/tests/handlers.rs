@@ -197,6 +197,10 @@ const CONFIGS: &[(&str, &str)] = &[
         "QueueYankTest",
         "Idle -> q :: Queue(6) -> Idle; x :: QueueYankTest(q);",
     ),
+    (
+        "FTPPortMapper",
+        "rw :: TCPRewriter(drop); Idle -> x :: FTPPortMapper(rw, rw, 0) -> rw -> Idle;",
+    ),
 ];
 
 /// Classes this test cannot instantiate, and why.

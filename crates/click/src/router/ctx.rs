@@ -6,7 +6,7 @@
 //! [`crate::element`].
 
 use super::dispatch::NO_ROUTE;
-use super::{Core, HandlerError, SignalId, UpstreamSignal};
+use super::{Core, HandlerError, SignalId, SignalKind, UpstreamSignal};
 use crate::element::{Batch, Element};
 use crate::packet::{Packet, Pool};
 use crate::time::Timestamp;
@@ -332,7 +332,18 @@ impl<'a> Ctx<'a> {
 
     /// Creates a notifier signal owned by this element.
     pub fn new_signal(&self, active: bool) -> SignalId {
-        self.core.new_signal(active)
+        self.core.new_signal(active, SignalKind::Empty)
+    }
+    /// Creates a full notifier's signal (active while this element has
+    /// room), numbered apart from the empty notifiers' as Click does.
+    pub fn new_full_signal(&self, active: bool) -> SignalId {
+        self.core.new_signal(active, SignalKind::Full)
+    }
+    /// A signal as Click's `NotifierSignal::unparse` prints it (see
+    /// NotifierDebug): `busy*`, or `empty.W/MASK:VALUE[*]` parts joined
+    /// by `+`.
+    pub fn unparse_signal(&self, sig: &UpstreamSignal) -> String {
+        self.core.unparse_signal(sig)
     }
     /// Sets a signal; activating it wakes the tasks listening to it.
     pub fn set_signal(&self, id: SignalId, active: bool) {
@@ -372,7 +383,12 @@ impl<'a> Ctx<'a> {
     /// Discard) can always take packets, and the answer is
     /// [`UpstreamSignal::AlwaysActive`].
     pub fn downstream_signal(&self, port: usize) -> UpstreamSignal {
-        self.core.downstream_signal(self.me, port)
+        self.core.downstream_signal(self.me, port, true)
+    }
+    /// Like [`Ctx::downstream_signal`], without registering this element
+    /// as a listener (for elements that only look at the signals).
+    pub fn downstream_signal_passive(&self, port: usize) -> UpstreamSignal {
+        self.core.downstream_signal(self.me, port, false)
     }
 
     /// Click's flow-based router context for `Storage` elements (as RED

@@ -35,7 +35,7 @@ pub use ctx::{Ctx, Emitter};
 pub use dispatch::{Core, RunState};
 pub use graph::{check_graph, Graph};
 pub use handlers::{has_prefix, CallGuard, GlobalHandlers, HandlerError, MAX_HANDLER_VALUE};
-pub use notify::{SignalId, UpstreamSignal};
+pub use notify::{SignalId, SignalKind, UpstreamSignal};
 
 pub use crate::packet::Packet;
 

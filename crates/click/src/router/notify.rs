@@ -5,6 +5,8 @@
 //! through [`Ctx`](super::Ctx).
 
 use super::Core;
+use alloc::format;
+use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 
@@ -21,7 +23,30 @@ pub enum UpstreamSignal {
     Signals(Vec<SignalId>),
 }
 
+/// Which of Click's two notifier kinds a signal is: an empty notifier's
+/// (active while its owner may have packets to pull: queues, sources,
+/// PullSwitch) or a full notifier's (active while its owner has room:
+/// FullNoteQueue). Click numbers each kind's signals apart, 32 to a word,
+/// in creation order; [`Core::unparse_signal`] prints them that way.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum SignalKind {
+    Empty,
+    Full,
+}
+
+impl SignalKind {
+    fn name(self) -> &'static str {
+        match self {
+            SignalKind::Empty => "empty",
+            SignalKind::Full => "full",
+        }
+    }
+}
+
 pub(super) struct SignalState {
+    kind: SignalKind,
+    /// The signal's number among those of its kind.
+    ordinal: u32,
     active: bool,
     listeners: Vec<usize>,
     /// Signals activated with this one (Click's dependent notifiers: a
@@ -31,9 +56,12 @@ pub(super) struct SignalState {
 
 impl Core {
     /// A new signal (see [`Ctx::new_signal`](super::Ctx::new_signal)).
-    pub(super) fn new_signal(&self, active: bool) -> SignalId {
+    pub(super) fn new_signal(&self, active: bool, kind: SignalKind) -> SignalId {
         let mut s = self.signals.borrow_mut();
+        let ordinal = s.iter().filter(|x| x.kind == kind).count() as u32;
         s.push(SignalState {
+            kind,
+            ordinal,
             active,
             listeners: Vec::new(),
             dependents: Vec::new(),
@@ -74,6 +102,55 @@ impl Core {
                     .any(|id| sigs.get(id.0 as usize).map(|s| s.active).unwrap_or(true))
             }
         }
+    }
+
+    /// A signal as Click's `NotifierSignal::unparse` prints it: `busy*`
+    /// for a path that can always move packets, else one
+    /// `KIND.WORD/MASK:VALUE` per 32-signal word of each kind the signals
+    /// fall in (MASK their bits, VALUE the active ones, in hex), followed
+    /// by `*` when one of them is active, joined by `+`.
+    pub(super) fn unparse_signal(&self, sig: &UpstreamSignal) -> String {
+        let UpstreamSignal::Signals(v) = sig else {
+            return "busy*".into();
+        };
+        let sigs = self.signals.borrow();
+        // (kind, word) -> (mask, value), in kind then word order
+        let mut words: Vec<(u8, u32, u32, u32)> = Vec::new();
+        for id in v {
+            let Some(s) = sigs.get(id.0 as usize) else {
+                continue;
+            };
+            let key = (s.kind == SignalKind::Full) as u8;
+            let (w, bit) = (s.ordinal / 32, 1u32 << (s.ordinal % 32));
+            let i = match words.iter().position(|x| x.0 == key && x.1 == w) {
+                Some(i) => i,
+                None => {
+                    words.push((key, w, 0, 0));
+                    words.len() - 1
+                }
+            };
+            words[i].2 |= bit;
+            if s.active {
+                words[i].3 |= bit;
+            }
+        }
+        words.sort_by_key(|x| (x.0, x.1));
+        let parts: Vec<String> = words
+            .iter()
+            .map(|&(k, w, mask, value)| {
+                let kind = if k == 1 {
+                    SignalKind::Full
+                } else {
+                    SignalKind::Empty
+                };
+                format!(
+                    "{}.{w}/{mask:x}:{value:x}{}",
+                    kind.name(),
+                    if value != 0 { "*" } else { "" }
+                )
+            })
+            .collect();
+        parts.join("+")
     }
 
     /// Makes `dependent` follow the signals `found` (Click's dependent
@@ -148,7 +225,7 @@ impl Core {
     /// The full notifiers downstream of element `me`'s push output `port`,
     /// with `me`'s task listening to them (see
     /// [`Ctx::downstream_signal`](super::Ctx::downstream_signal)).
-    pub(super) fn downstream_signal(&self, me: usize, port: usize) -> UpstreamSignal {
+    pub(super) fn downstream_signal(&self, me: usize, port: usize, listen: bool) -> UpstreamSignal {
         let mut found = Vec::new();
         let mut seen = vec![false; self.slots.len()];
         let mut always = false;
@@ -182,7 +259,9 @@ impl Core {
         if always || found.is_empty() {
             return UpstreamSignal::AlwaysActive;
         }
-        self.listen(me, &found);
+        if listen {
+            self.listen(me, &found);
+        }
         UpstreamSignal::Signals(found)
     }
 

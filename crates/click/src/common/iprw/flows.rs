@@ -29,12 +29,126 @@ pub enum Kind {
     IcmpPing,
 }
 
-/// TCP sequence-number delta transitions (TCPRewriter's, which
-/// FTPPortMapper requests): from `trigger` on, add `delta`.
-#[derive(Clone, Copy, Debug, Default)]
+/// One TCP sequence-number delta transition: sequence numbers at or
+/// after `trigger` (in TCP's circular order) are shifted by `delta`, the
+/// total of every change up to and including this one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SeqDelta {
     pub trigger: u32,
     pub delta: i32,
+}
+
+/// Half of the sequence space's distance TCP can tell apart: a trigger
+/// this far behind the current one (or behind a packet's sequence number)
+/// can no longer be told from a future one, so Click forgets it and its
+/// delta applies to every sequence number from then on.
+pub const SEQ_FORGET: u32 = 1 << 30;
+
+/// TCP's circular comparison `a >= b` (Click's SEQ_GEQ).
+#[inline]
+pub fn seq_geq(a: u32, b: u32) -> bool {
+    (a.wrapping_sub(b) as i32) >= 0
+}
+
+/// TCPRewriter's sequence-number deltas of one flow (Click's TCPFlow
+/// `delta_transition` list, which FTPPortMapper feeds when it changes a
+/// PORT command's length). Per direction, the transitions whose trigger
+/// still counts, oldest first, and the delta that applies before the
+/// oldest of them (`base`: zero until a transition is forgotten).
+///
+/// A packet's sequence number is shifted by the newest transition at or
+/// before it, so a retransmission of data sent before a change keeps the
+/// old delta; its acknowledgement number (and SACK blocks) speak of the
+/// other direction's rewritten sequence space and are shifted back.
+#[derive(Clone, Debug, Default)]
+pub struct SeqDeltas {
+    pub trans: [Vec<SeqDelta>; 2],
+    pub base: [i32; 2],
+}
+
+impl SeqDeltas {
+    /// Whether any delta was ever requested (Click's `_dt != 0`).
+    pub fn any(&self) -> bool {
+        self.base != [0, 0] || !self.trans[0].is_empty() || !self.trans[1].is_empty()
+    }
+    /// Whether direction `dir`'s sequence numbers need translating.
+    pub fn active(&self, dir: usize) -> bool {
+        self.base[dir] != 0 || !self.trans[dir].is_empty()
+    }
+    /// The delta of the newest transition of direction `dir` (what the
+    /// `table` handler prints).
+    pub fn current(&self, dir: usize) -> i32 {
+        self.trans[dir].last().map_or(self.base[dir], |t| t.delta)
+    }
+    /// Sequence number `seq` of a packet of direction `dir`, rewritten.
+    pub fn new_seq(&self, dir: usize, seq: u32) -> u32 {
+        let d = self.trans[dir]
+            .iter()
+            .rev()
+            .find(|t| seq_geq(seq, t.trigger))
+            .map_or(self.base[dir], |t| t.delta);
+        seq.wrapping_add(d as u32)
+    }
+    /// Acknowledgement number (or SACK edge) `ack` of a packet of
+    /// direction `dir`, rewritten: it acknowledges the other direction's
+    /// rewritten sequence numbers, so the delta that produced them is
+    /// taken off.
+    pub fn new_ack(&self, dir: usize, ack: u32) -> u32 {
+        let o = 1 - dir;
+        let d = self.trans[o]
+            .iter()
+            .rev()
+            .find(|t| seq_geq(ack.wrapping_sub(t.delta as u32), t.trigger))
+            .map_or(self.base[o], |t| t.delta);
+        ack.wrapping_sub(d as u32)
+    }
+    /// Click's `update_seqno_delta`: from sequence number `trigger` on,
+    /// direction `dir` is shifted by `delta` more. Transitions must come
+    /// in sequence order; an older trigger is refused (`false`). A second
+    /// change at the same trigger replaces the first. Transitions 1G
+    /// behind the new one are forgotten.
+    pub fn update(&mut self, dir: usize, trigger: u32, delta: i32) -> bool {
+        let v = &mut self.trans[dir];
+        if let Some(last) = v.last() {
+            if !seq_geq(trigger, last.trigger) {
+                return false;
+            }
+            if last.trigger == trigger {
+                v.pop();
+            }
+        }
+        let prev = v.last().map_or(self.base[dir], |t| t.delta);
+        v.push(SeqDelta {
+            trigger,
+            delta: prev.wrapping_add(delta),
+        });
+        // the newest older transition at least 1G behind becomes the base
+        let n = v.len() - 1;
+        if let Some(i) = (0..n)
+            .rev()
+            .find(|&i| seq_geq(trigger, v[i].trigger.wrapping_add(SEQ_FORGET)))
+        {
+            self.base[dir] = v[i].delta;
+            v.drain(..=i);
+        }
+        true
+    }
+    /// A packet of direction `dir` with sequence number `seq` passed: once
+    /// it is 1G beyond the newest trigger, every transition of that
+    /// direction is forgotten and the newest delta applies to all.
+    pub fn advance(&mut self, dir: usize, seq: u32) {
+        if let Some(last) = self.trans[dir].last().copied() {
+            if seq_geq(seq, last.trigger.wrapping_add(SEQ_FORGET)) {
+                self.base[dir] = last.delta;
+                self.trans[dir].clear();
+            }
+        }
+    }
+    pub fn clear(&mut self) {
+        self.trans[0].clear();
+        self.trans[1].clear();
+        self.base = [0, 0];
+    }
 }
 
 /// A mapping: both directions, outputs, checksum deltas, expiry.
@@ -55,8 +169,8 @@ pub struct Flow {
     pub input: u16,
     pub mapid: u8,
     live: bool,
-    /// Per direction: sequence-number delta transitions, oldest first.
-    pub seq: [Vec<SeqDelta>; 2],
+    /// TCP sequence-number deltas (TCPRewriter; FTPPortMapper sets them).
+    pub seq: SeqDeltas,
     /// The CGNAT bindings this flow holds (released when it goes), or
     /// [`NIL`].
     pub cgn: [u32; 2],
@@ -530,8 +644,7 @@ impl FlowSet {
 
     fn release(&mut self, f: usize) {
         self.flows[f].live = false;
-        self.flows[f].seq[0].clear();
-        self.flows[f].seq[1].clear();
+        self.flows[f].seq.clear();
         self.free.push(f as u32);
     }
 
@@ -620,7 +733,7 @@ impl FlowSet {
             input: 0,
             mapid: 0,
             live: false,
-            seq: [Vec::new(), Vec::new()],
+            seq: SeqDeltas::default(),
             cgn: [NIL, NIL],
         });
         self.flows.len() - 1
@@ -729,9 +842,10 @@ impl FlowSet {
             ),
             _ => {
                 let mut s = format!("{key} => {rw}");
-                if let Some(d) = f.seq[dir].last().filter(|d| d.delta != 0) {
-                    let sign = if d.delta > 0 { "+" } else { "" };
-                    s.push_str(&format!(" seq {sign}{}", d.delta));
+                let d = f.seq.current(dir);
+                if d != 0 {
+                    let sign = if d > 0 { "+" } else { "" };
+                    s.push_str(&format!(" seq {sign}{d}"));
                 }
                 s
             }

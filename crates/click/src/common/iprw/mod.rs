@@ -158,6 +158,41 @@ mod tests {
     }
 
     #[test]
+    fn seq_deltas_replace_refuse_forget_and_wrap() {
+        let mut d = SeqDeltas::default();
+        assert!(!d.any());
+        assert!(d.update(0, 100, 5));
+        assert!(!d.update(0, 50, 1), "an older trigger is refused");
+        assert!(d.update(0, 100, -3), "the same trigger replaces");
+        assert_eq!(d.current(0), -3);
+        assert!(d.active(0) && !d.active(1));
+        assert_eq!(d.new_seq(0, 99), 99);
+        assert_eq!(d.new_seq(0, 100), 97);
+        assert!(d.update(0, 200, 10));
+        assert_eq!(d.new_seq(0, 150), 147);
+        assert_eq!(d.new_seq(0, 200), 207);
+        // the other direction acknowledges the rewritten numbers
+        assert_eq!(d.new_ack(1, 207), 200);
+        assert_eq!(d.new_ack(1, 97), 100);
+        assert_eq!(d.new_ack(1, 50), 50);
+        // a change 2^30 later forgets the ones that far behind
+        assert!(d.update(0, 200 + SEQ_FORGET, 1));
+        assert_eq!(d.trans[0].len(), 1);
+        assert_eq!(d.base[0], 7);
+        assert_eq!(d.new_seq(0, 150), 157);
+        // and a packet 2^30 past the newest forgets it too
+        d.advance(0, 200 + 2 * SEQ_FORGET);
+        assert!(d.trans[0].is_empty());
+        assert_eq!(d.new_seq(0, 0), 8);
+        // sequence numbers wrap
+        let mut w = SeqDeltas::default();
+        assert!(w.update(1, u32::MAX - 1, 4));
+        assert_eq!(w.new_seq(1, 2), 6);
+        assert_eq!(w.new_seq(1, u32::MAX - 5), u32::MAX - 5);
+        assert_eq!(w.new_ack(0, 6), 2);
+    }
+
+    #[test]
     fn sequential_allocation_wraps_and_fails_when_full() {
         let p = pat("1.0.0.1 1024-1025# - -");
         let mut rng = Rng::new(1);

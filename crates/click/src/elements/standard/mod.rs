@@ -22,6 +22,7 @@ pub mod linkunqueue;
 pub mod markmacheader;
 pub mod message;
 pub mod meter;
+pub mod notifierdebug;
 pub mod null;
 pub mod pad;
 pub mod paint;
@@ -67,6 +68,7 @@ pub static SPECS: &[&ClassSpec] = &[
     &linkunqueue::SPEC,
     &markmacheader::SPEC,
     &timertest::SPEC,
+    &notifierdebug::SPEC,
     &tokenbuckettest::SPEC,
     &confparsetest::SPEC,
     &randomseed::SPEC,
@@ -93,6 +95,7 @@ pub static SPECS: &[&ClassSpec] = &[
     &queue::FRONTDROPQUEUE_SPEC,
     &queue::NOTIFIERQUEUE_SPEC,
     &queue::FULLNOTEQUEUE_SPEC,
+    &queue::QUICKNOTEQUEUE_SPEC,
     &randomswitch::SPEC,
     &ratedsource::SPEC,
     &ratedsplitter::SPEC,

@@ -466,25 +466,7 @@ impl Rewriter {
             };
             set.members[m].inputs[port] = is;
             if result == RW_ADDMAP {
-                let ok = match kind {
-                    Kind::IcmpPing => {
-                        rw.dport = rw.sport.wrapping_add(1);
-                        flowid.sport.wrapping_add(1) == flowid.dport
-                    }
-                    Kind::IpAddr => rw.sport == 0 && rw.dport == 0 && rw.daddr == 0,
-                    Kind::IpAddrPair => rw.sport == 0 && rw.dport == 0,
-                    _ => true,
-                };
-                if ok {
-                    r = set.add_flow(m, port, mapid, ip_p, &flowid, &rw, now);
-                }
-                // a CGNAT mapper's bindings are held by the flow stored
-                if r != NIL {
-                    if let InputKind::Mapper(_, Some(mapper)) = &set.members[m].inputs[port].kind {
-                        let ids = mapper.borrow_mut().attach();
-                        set.flows[eref_flow(r)].cgn = ids;
-                    }
-                }
+                r = store_new_flow(set, m, kind, port, mapid, ip_p, &flowid, &mut rw, now);
             }
             if r == NIL {
                 return result;
@@ -501,6 +483,109 @@ impl Rewriter {
         apply(kind, &mut set.flows[f], dir, p, annos, ihl);
         set.refresh(f, now);
         set.flows[f].out[dir] as i32
+    }
+
+    /// Click's `get_entry` (as FTPPortMapper calls it): the mapping of
+    /// `flowid` (protocol `ip_p`) in either direction; when there is none
+    /// and `input` is one of this rewriter's inputs, a new mapping made as
+    /// if a packet of that flow had arrived on it (no packet: a pass or
+    /// drop INPUTSPEC makes none). Returns the flow ID the flow is
+    /// rewritten to.
+    pub fn get_entry(
+        &mut self,
+        ip_p: u8,
+        flowid: &FlowId,
+        input: Option<usize>,
+        now: i64,
+    ) -> Option<FlowId> {
+        let mut guard = self.set.borrow_mut();
+        let set = &mut *guard;
+        let m = self.m;
+        let member = set.members.get(m)?;
+        let kind = member.kind;
+        let mut r = member.get_entry(ip_p, flowid, &set.flows);
+        if r == NIL {
+            let port = input.filter(|&i| i < member.inputs.len())?;
+            let mapid = (kind == Kind::Ip && ip_p == IP_PROTO_UDP) as usize;
+            if kind == Kind::Ip && ip_p != IP_PROTO_TCP && ip_p != IP_PROTO_UDP {
+                return None;
+            }
+            let mut is = core::mem::replace(
+                &mut set.members[m].inputs[port],
+                Input::new(InputKind::Drop),
+            );
+            let mut rw = FlowId::default();
+            let result = {
+                let map = &set.members[m].maps[mapid];
+                let flows = &set.flows;
+                is.rewrite_flowid(
+                    flowid,
+                    &mut rw,
+                    &|k| map.get(k, flows) != NIL,
+                    &mut self.rng,
+                    MapArgs { ip_p, now },
+                )
+            };
+            set.members[m].inputs[port] = is;
+            if result != RW_ADDMAP {
+                return None;
+            }
+            r = store_new_flow(set, m, kind, port, mapid, ip_p, flowid, &mut rw, now);
+            if r == NIL {
+                return None;
+            }
+        }
+        Some(set.flows[eref_flow(r)].rewritten(eref_dir(r)))
+    }
+
+    /// Click's `TCPFlow::update_seqno_delta` on the TCP mapping of
+    /// `flowid` (either direction): that direction's sequence numbers from
+    /// `trigger` on are shifted by `delta` more (a trigger older than the
+    /// direction's last one is ignored, as Click refuses it). Returns the
+    /// mapping's REPLY_ANNO value, or `None` when there is no such TCP
+    /// mapping.
+    pub fn update_seqno_delta(&self, flowid: &FlowId, trigger: u32, delta: i32) -> Option<u8> {
+        let mut guard = self.set.borrow_mut();
+        let set = &mut *guard;
+        let member = set.members.get(self.m)?;
+        if !matches!(member.kind, Kind::Ip | Kind::Tcp) {
+            return None;
+        }
+        let r = member.get_entry(IP_PROTO_TCP, flowid, &set.flows);
+        if r == NIL {
+            return None;
+        }
+        let fl = &mut set.flows[eref_flow(r)];
+        if fl.ip_p != IP_PROTO_TCP {
+            return None;
+        }
+        let _ = fl.seq.update(eref_dir(r), trigger, delta);
+        Some(fl.reply_anno)
+    }
+
+    /// Whether this rewriter has a TCP mapping for `flowid`.
+    pub fn has_tcp_entry(&self, flowid: &FlowId) -> bool {
+        self.with_member(|set, m| m.get_entry(IP_PROTO_TCP, flowid, &set.flows) != NIL)
+            .unwrap_or(false)
+    }
+
+    /// Sets the REPLY_ANNO value recorded for the mapping of `flowid`
+    /// (protocol `ip_p`).
+    pub fn set_reply_anno(&self, ip_p: u8, flowid: &FlowId, v: u8) {
+        let mut guard = self.set.borrow_mut();
+        let set = &mut *guard;
+        let Some(member) = set.members.get(self.m) else {
+            return;
+        };
+        let r = member.get_entry(ip_p, flowid, &set.flows);
+        if r != NIL {
+            set.flows[eref_flow(r)].reply_anno = v;
+        }
+    }
+
+    /// The number of INPUTSPECs (inputs) this rewriter was configured with.
+    pub fn ninput_specs(&self) -> usize {
+        self.spec_texts.len()
     }
 
     fn with_member<R>(&self, f: impl FnOnce(&FlowSet, &Member) -> R) -> Option<R> {
@@ -564,6 +649,44 @@ impl Rewriter {
         }
         Ok(())
     }
+}
+
+/// Stores a new flow `flowid` => `rw` that input `port` of member `m` chose
+/// (after the class's own checks of the rewritten ID), attaching a CGNAT
+/// mapper's bindings to it. Returns its forward entry or [`NIL`].
+#[allow(clippy::too_many_arguments)]
+fn store_new_flow(
+    set: &mut FlowSet,
+    m: usize,
+    kind: Kind,
+    port: usize,
+    mapid: usize,
+    ip_p: u8,
+    flowid: &FlowId,
+    rw: &mut FlowId,
+    now: i64,
+) -> u32 {
+    let ok = match kind {
+        Kind::IcmpPing => {
+            rw.dport = rw.sport.wrapping_add(1);
+            flowid.sport.wrapping_add(1) == flowid.dport
+        }
+        Kind::IpAddr => rw.sport == 0 && rw.dport == 0 && rw.daddr == 0,
+        Kind::IpAddrPair => rw.sport == 0 && rw.dport == 0,
+        _ => true,
+    };
+    if !ok {
+        return NIL;
+    }
+    let r = set.add_flow(m, port, mapid, ip_p, flowid, rw, now);
+    // a CGNAT mapper's bindings are held by the flow stored
+    if r != NIL {
+        if let InputKind::Mapper(_, Some(mapper)) = &set.members[m].inputs[port].kind {
+            let ids = mapper.borrow_mut().attach();
+            set.flows[eref_flow(r)].cgn = ids;
+        }
+    }
+    r
 }
 
 /// Rewrites packet `p` by direction `dir` of flow `fl` (Click's
@@ -633,6 +756,11 @@ fn apply(kind: Kind, fl: &mut Flow, dir: usize, p: &mut Packet, annos: u32, ihl:
             if have_payload {
                 fl.tflags |= S_FORWARD_DATA << dir;
             }
+            // sequence-number deltas (FTPPortMapper's), when the whole
+            // header is there
+            if tlen >= th_off.max(20) && fl.seq.any() {
+                apply_seq_deltas(&mut fl.seq, dir, &mut t[..th_off]);
+            }
         }
         Kind::Ip | Kind::Udp => {
             if tlen < 4 {
@@ -671,6 +799,85 @@ fn apply(kind: Kind, fl: &mut Flow, dir: usize, p: &mut Packet, annos: u32, ihl:
         }
         Kind::Tcp => {}
     }
+}
+
+/// Shifts the sequence number, acknowledgement number and SACK blocks of
+/// TCP header `t` (options included) of a packet of direction `dir` by
+/// `seq`'s deltas, updating the checksum incrementally (Click's
+/// `TCPFlow::apply` from "update sequence numbers" on).
+fn apply_seq_deltas(seq: &mut SeqDeltas, dir: usize, t: &mut [u8]) {
+    let get32 = |t: &[u8], o: usize| u32::from_be_bytes([t[o], t[o + 1], t[o + 2], t[o + 3]]);
+    let halves = |v: u32| [(v >> 16) as u16, v as u16];
+    let mut c = u16::from_be_bytes([t[16], t[17]]);
+    let th_seq = get32(t, 4);
+    seq.advance(dir, th_seq);
+    if seq.active(dir) {
+        let n = seq.new_seq(dir, th_seq);
+        c = update_words(c, &halves(th_seq), &halves(n));
+        t[4..8].copy_from_slice(&n.to_be_bytes());
+    }
+    if seq.active(1 - dir) {
+        let ack = get32(t, 8);
+        let n = seq.new_ack(dir, ack);
+        c = update_words(c, &halves(ack), &halves(n));
+        t[8..12].copy_from_slice(&n.to_be_bytes());
+        // SACK blocks, unless the options are just NOP NOP timestamp
+        let hl = t.len();
+        if hl > 32 || (hl == 32 && t[20..24] != [1, 1, 8, 10]) {
+            c = apply_sack(seq, dir, t, c);
+        }
+    }
+    t[16..18].copy_from_slice(&c.to_be_bytes());
+}
+
+/// Rewrites the SACK blocks among TCP header `t`'s options as
+/// acknowledgement numbers of direction `dir`; returns checksum `c`
+/// updated for them. A malformed option list ends the walk.
+fn apply_sack(seq: &SeqDeltas, dir: usize, t: &mut [u8], mut c: u16) -> u16 {
+    let end = t.len();
+    let mut o = 20;
+    while o < end {
+        match t[o] {
+            0 => break,
+            1 => o += 1,
+            kind => {
+                let Some(&len) = t.get(o + 1) else {
+                    break;
+                };
+                let len = len as usize;
+                if kind == 5 {
+                    if o + len > end || len % 8 != 2 {
+                        break;
+                    }
+                    // the 16-bit checksum words covering the blocks
+                    let (a, b) = ((o + 2) & !1, (o + len + 1) & !1);
+                    let words = |t: &[u8]| -> Vec<u16> {
+                        t[a..b]
+                            .chunks(2)
+                            .map(|w| u16::from_be_bytes([w[0], w[1]]))
+                            .collect()
+                    };
+                    let old = words(t);
+                    let mut q = o + 2;
+                    while q < o + len {
+                        for k in [q, q + 4] {
+                            let v = u32::from_be_bytes([t[k], t[k + 1], t[k + 2], t[k + 3]]);
+                            t[k..k + 4].copy_from_slice(&seq.new_ack(dir, v).to_be_bytes());
+                        }
+                        q += 8;
+                    }
+                    c = update_words(c, &old, &words(t));
+                    o += len;
+                } else {
+                    if len < 2 {
+                        break;
+                    }
+                    o += len;
+                }
+            }
+        }
+    }
+    c
 }
 
 /// Click's `click_update_zero_in_cksum`: an incrementally updated checksum

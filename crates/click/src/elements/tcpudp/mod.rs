@@ -6,6 +6,7 @@
 use crate::element::ClassSpec;
 
 pub mod cgnatmapper;
+pub mod ftpportmapper;
 pub mod icmppingrewriter;
 pub mod icmprewriter;
 pub mod ipaddrpairrewriter;
@@ -30,4 +31,5 @@ pub static SPECS: &[&ClassSpec] = &[
     &rripmapper::SPEC,
     &siphmapper::SPEC,
     &cgnatmapper::SPEC,
+    &ftpportmapper::SPEC,
 ];

@@ -10,11 +10,19 @@ pub static SPEC: ClassSpec = ClassSpec {
     processing: "h/h",
     group: "tcpudp",
     signature: "TCPRewriter(INPUTSPEC1, ..., INPUTSPECn [, KEYWORDS])",
-    summary: "Rewrites TCP packets' addresses and ports.",
+    summary: "Rewrites TCP packets' addresses, ports, and sequence numbers.",
     description: concat!(
         "IPRewriter for TCP only: one table, TCP flows. Other packets, later fragments and packets with \
-less than 8 bytes of TCP header are dropped unless their input is `pass`. (Click's TCPRewriter \
-also shifts sequence numbers for FTPPortMapper, which this implementation does not have.)\n\n",
+less than 8 bytes of TCP header are dropped unless their input is `pass`.\n\n\
+Each flow can also shift its sequence numbers, as FTPPortMapper asks when it changes the length \
+of a PORT command: per direction, a list of transitions \"from sequence number S on, add D\". A \
+packet's sequence number gets the delta of the newest transition at or before it (so a \
+retransmission of older data keeps the older delta); its acknowledgement number and SACK blocks, \
+which speak of the other direction's rewritten numbers, get that direction's delta taken off; \
+the TCP checksum is updated incrementally. A transition is forgotten (its delta then applies to \
+every sequence number) once the direction's sequence numbers are 2^30 past it. New flows start \
+without deltas; the `table` handler shows a direction's current one as ` seq +D`. (IPRewriter's \
+TCP flows do the same.)\n\n",
         crate::iprw_inputspec_doc!(),
         "\n\nKeywords:\n\n",
         "- `TCP_TIMEOUT` (or `TIMEOUT`): timeout of flows with data seen both ways (default 24 hours).\n\
