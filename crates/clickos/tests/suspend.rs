@@ -586,7 +586,9 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 /// The benchmark of README's "Suspend, resume, migrate" table: a NAT
 /// holding 10,000 mappings, suspended and resumed in this process (the
-/// instance layer) and migrated between two daemons through the CLI (the snapshot as raw bytes).
+/// instance layer) and migrated between two daemons: daemon to daemon
+/// with pre-copy (`clickos migrate`), and the old way through the CLI
+/// (`--through-cli`: the whole snapshot as raw bytes) for comparison.
 /// Writes `bench/results/suspend.json` when `CLICKOS_BENCH_OUT` names it.
 /// `CLICKOS_BENCH_OUT=bench/results/suspend.json cargo test --release -p clickos --test suspend -- --ignored --nocapture bench_suspend`
 #[test]
@@ -631,25 +633,39 @@ fn bench_suspend_resume_and_migrate_10k_mappings() {
     }
     let mappings = a.num("nat", "rw.table_size");
     let out = dir.join("o.pcap").display().to_string();
-    let (mut mig, mut mig_sus) = (vec![], vec![]);
+    // Daemon to daemon with pre-copy (the default), then the old way
+    // (the whole snapshot through the CLI) for comparison.
+    let (mut mig, mut mig_sus, mut mig_old, mut delta) = (vec![], vec![], vec![], vec![]);
     let (mut from, mut to) = (&a, &b);
-    for _ in 0..RUNS {
-        let o = from.ok(&[
+    for k in 0..2 * RUNS {
+        let old = k >= RUNS;
+        let vnic = format!("pcap:,{out}");
+        let mut args = vec![
             "--json",
             "migrate",
             "nat",
             "--to",
             to.sock.to_str().unwrap(),
             "--vnic",
-            &format!("pcap:,{out}"),
-        ]);
+            &vnic,
+        ];
+        if old {
+            args.push("--through-cli");
+        }
+        let o = from.ok(&args);
         let v: serde_json::Value = serde_json::from_str(&o).unwrap();
-        mig.push(v["downtime_ms"].as_f64().unwrap());
-        mig_sus.push(v["suspend_ms"].as_f64().unwrap());
+        let d = v["downtime_ms"].as_f64().unwrap();
+        if old {
+            mig_old.push(d);
+        } else {
+            mig.push(d);
+            mig_sus.push(v["suspend_ms"].as_f64().unwrap());
+            delta.push(v["delta_bytes"].as_u64().unwrap());
+        }
         assert_eq!(to.num("nat", "rw.table_size"), mappings);
         std::mem::swap(&mut from, &mut to);
     }
-    println!("migrate: downtime {mig:?} ms (suspend part {mig_sus:?})");
+    println!("migrate: downtime {mig:?} ms (suspend part {mig_sus:?}, delta {delta:?} bytes); through the CLI {mig_old:?} ms");
     let doc = serde_json::json!({
         "kind": "suspend",
         "date": String::from_utf8_lossy(&Command::new("date").args(["-u", "+%Y-%m-%d %H:%M:%S UTC"]).output().unwrap().stdout).trim(),
@@ -666,7 +682,9 @@ fn bench_suspend_resume_and_migrate_10k_mappings() {
         "downtime_ms": median(down.clone()),
         "migrate_downtime_ms": median(mig.clone()),
         "migrate_suspend_ms": median(mig_sus.clone()),
-        "raw": {"suspend": sus, "resume": res, "downtime": down, "migrate": mig},
+        "migrate_delta_bytes": median(delta.iter().map(|&d| d as f64).collect()),
+        "migrate_through_cli_downtime_ms": median(mig_old.clone()),
+        "raw": {"suspend": sus, "resume": res, "downtime": down, "migrate": mig, "migrate_through_cli": mig_old},
         "command": "CLICKOS_BENCH_OUT=bench/results/suspend.json cargo test --release -p clickos --test suspend -- --ignored --nocapture bench_suspend",
     });
     if let Ok(p) = std::env::var("CLICKOS_BENCH_OUT") {
