@@ -571,15 +571,12 @@ impl Instance {
     }
 
     fn resumed(
-        id: u32,
+        p: &PreparedResume,
         backend: Box<dyn crate::Backend>,
-        vnics: usize,
-        console: Arc<Gate>,
-        watchdog: Duration,
-        boot_timeout: Duration,
         t0: Instant,
-        before: Duration,
     ) -> Result<Instance, CreateError> {
+        let (id, vnics, console) = (p.id, p.vnics.len(), p.console.clone());
+        let (watchdog, boot_timeout, before) = (p.watchdog, p.boot_timeout, p.prepared);
         // SAFETY: the backend maps its whole control region for its life.
         let host = unsafe { HostEnd::new(backend.control()) };
         if host.next_seq().is_err() {
@@ -1133,16 +1130,7 @@ impl PreparedResume {
             Some(d) => d.note().to_vec(),
             None => std::mem::take(&mut self.note),
         };
-        let inst = Instance::resumed(
-            self.id,
-            backend,
-            self.vnics.len(),
-            self.console.clone(),
-            self.watchdog,
-            self.boot_timeout,
-            t0,
-            self.prepared,
-        )?;
+        let inst = Instance::resumed(&self, backend, t0)?;
         Ok((inst, note))
     }
 }
