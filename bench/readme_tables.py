@@ -57,9 +57,14 @@ def render_suspend(doc):
            f"| suspend (pause at a safe point, snapshot, end) | {doc['suspend_ms']:.1f} |",
            f"| resume (new VM from the snapshot, running) | {doc['resume_ms']:.1f} |",
            f"| downtime, suspend → resumed, in one process | {doc['downtime_ms']:.1f} |",
-           f"| downtime, `clickos migrate` between two daemons ({doc['daemon_mappings']} mappings) | {doc['migrate_downtime_ms']:.1f} |",
-           "",
-           f"Snapshot {doc['snapshot_bytes'] / 1e6:.1f} MB; median of {doc['runs']} runs; {doc['profile']} build; "
+           f"| downtime, `clickos migrate` between two daemons ({doc['daemon_mappings']} mappings; pre-copy, daemon to daemon) | {doc['migrate_downtime_ms']:.1f} |"]
+    if "migrate_through_cli_downtime_ms" in doc:
+        out += [f"| of which the pause and the second part (changed pages, registers) | {doc['migrate_suspend_ms']:.1f} |",
+                f"| downtime, `clickos migrate --through-cli` (the whole snapshot through the CLI, before) | {doc['migrate_through_cli_downtime_ms']:.1f} |"]
+    out += ["",
+           f"Snapshot {doc['snapshot_bytes'] / 1e6:.1f} MB"
+           + (f" (a migration's second part {doc['migrate_delta_bytes'] / 1e3:.0f} KB)" if "migrate_delta_bytes" in doc else "")
+           + f"; median of {doc['runs']} runs; {doc['profile']} build; "
            f"measured {doc['date']} ({doc['cpus']} CPUs, Linux {doc['kernel']}, load {doc['load']}); "
            f"`{doc['command']}`."]
     return "\n".join(out)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import http.client
 import json
 import os
@@ -102,29 +101,54 @@ class Client:
             return http.client.HTTPConnection(host, int(port), timeout=t)
         return _UnixConnection(self.socket_path, t)
 
-    def _headers(self, body: Optional[bytes]) -> Dict[str, str]:
+    def _headers(self, content_type: Optional[str], accept: Optional[str] = None) -> Dict[str, str]:
         h = {"Connection": "close"}
         if self.token:
             h["Authorization"] = "Bearer " + self.token
-        if body is not None:
-            h["Content-Type"] = "application/json"
+        if content_type is not None:
+            h["Content-Type"] = content_type
+        if accept is not None:
+            h["Accept"] = accept
         return h
 
-    def request(self, method: str, path: str, body: Optional[Dict[str, Any]] = None,
-                timeout: Optional[float] = None) -> Any:
-        """One API call: returns the decoded JSON (or text for ``/metrics``);
-        raises a :class:`ClickOSError` subclass on an error status."""
-        data = None if body is None else json.dumps(body).encode()
+    def _exchange(self, method: str, path: str, data: Optional[bytes], content_type: Optional[str],
+                  accept: Optional[str] = None, timeout: Optional[float] = None):
         conn = self._conn(timeout)
         try:
             try:
-                conn.request(method, path, body=data, headers=self._headers(data))
+                conn.request(method, path, body=data, headers=self._headers(content_type, accept))
                 resp = conn.getresponse()
                 raw = resp.read()
             except (OSError, http.client.HTTPException) as e:
                 raise Unreachable(0, "unreachable", "cannot reach the daemon at %s: %s" % (self.socket_path, e)) from e
         finally:
             conn.close()
+        return resp, raw
+
+    def request(self, method: str, path: str, body: Optional[Dict[str, Any]] = None,
+                timeout: Optional[float] = None) -> Any:
+        """One API call: returns the decoded JSON (or text for ``/metrics``);
+        raises a :class:`ClickOSError` subclass on an error status."""
+        data = None if body is None else json.dumps(body).encode()
+        resp, raw = self._exchange(method, path, data, None if data is None else "application/json",
+                                   timeout=timeout)
+        return self._decode(resp, raw)
+
+    def raw_request(self, method: str, path: str, data: Optional[bytes] = None,
+                    timeout: Optional[float] = None):
+        """An API call whose body (``data``, if any) and answer are raw bytes
+        (``application/octet-stream``: snapshots). Returns ``(headers,
+        bytes)``; a JSON answer is decoded as by :meth:`request` (errors
+        raise) and returned as ``(headers, value)``."""
+        resp, raw = self._exchange(method, path, data,
+                                   None if data is None else "application/octet-stream",
+                                   accept="application/octet-stream", timeout=timeout)
+        if resp.getheader("Content-Type", "").startswith("application/octet-stream") and resp.status < 400:
+            return resp, raw
+        return resp, self._decode(resp, raw)
+
+    @staticmethod
+    def _decode(resp, raw: bytes) -> Any:
         ctype = resp.getheader("Content-Type", "")
         if not ctype.startswith("application/json"):
             if resp.status >= 400:
@@ -218,53 +242,61 @@ class Client:
         """Suspend the instance: its whole state (configuration, counters,
         NAT mappings, ...) to a snapshot the daemon keeps (state
         ``suspended``, across daemon restarts); ``file`` gets a copy written
-        by this client. Raises ``ClickOSError`` (code ``cannot_suspend``) for
-        instances not at isolation ``vm``."""
-        v = self.request("POST", "/v1/instances/%s/suspend" % _q(str(instance)),
-                         {"inline": file is not None})
-        if file is not None:
-            with open(file, "wb") as f:
-                f.write(base64.b64decode(v.pop("snapshot")))
-        return v
+        by this client (the snapshot comes as raw bytes). Raises
+        ``ClickOSError`` (code ``cannot_suspend``) for instances not at
+        isolation ``vm``."""
+        path = "/v1/instances/%s/suspend" % _q(str(instance))
+        if file is None:
+            return self.request("POST", path)
+        resp, snap = self.raw_request("POST", path)
+        if not isinstance(snap, bytes):
+            raise ClickOSError(resp.status, "error", "the daemon did not send the snapshot")
+        with open(file, "wb") as f:
+            f.write(snap)
+        return json.loads(resp.getheader("X-Clickos-Instance", "{}"))
 
     def resume(self, instance_or_file: str, *, name: Optional[str] = None,
                vnics: Optional[List[str]] = None, snapshot: Optional[bytes] = None) -> Dict[str, Any]:
         """Resume a suspended instance by name, or a snapshot (a file path
-        read by this client, or ``snapshot`` bytes) as a new instance named
-        ``name`` with its vNICs attached to ``vnics`` (default: as before).
-        A damaged snapshot raises ``ClickOSError`` (code ``bad_snapshot``)."""
+        read by this client, or ``snapshot`` bytes; sent as raw bytes) as a
+        new instance named ``name`` with its vNICs attached to ``vnics``
+        (default: as before; ``[]``: none). A damaged snapshot raises
+        ``ClickOSError`` (code ``bad_snapshot``)."""
         if snapshot is None and not os.path.isfile(instance_or_file):
             return self.request("POST", "/v1/instances/%s/resume" % _q(str(instance_or_file)))
         if snapshot is None:
             with open(instance_or_file, "rb") as f:
                 snapshot = f.read()
-        body: Dict[str, Any] = {"snapshot": base64.b64encode(snapshot).decode("ascii")}
+        q = []
+        if name is not None:
+            q.append("name=" + _q(name))
+        if vnics is not None:
+            q += ["vnic=" + _q(v) for v in vnics] or ["novnics=1"]
+        path = "/v1/instances/resume" + ("?" + "&".join(q) if q else "")
+        return self.raw_request("POST", path, snapshot)[1]
+
+    def migrate(self, instance: str, to: "Client | str", *, name: Optional[str] = None,
+                vnics: Optional[List[str]] = None) -> Dict[str, Any]:
+        """Move the instance live to the daemon ``to`` (a :class:`Client` or
+        its socket): this daemon sends its memory there while it runs,
+        pauses it and sends only the pages changed since; once it runs
+        there (vNICs attached as ``vnics`` says) it is destroyed here. If
+        ``to`` refuses, it runs on here and the error is raised. The answer
+        is ``to``'s instance with ``downtime_ms`` (from the pause to running
+        there), ``suspend_ms``, ``precopy_ms``, ``base_bytes`` and
+        ``delta_bytes``."""
+        sock = to.socket_path if isinstance(to, Client) else to
+        token = to.token if isinstance(to, Client) else None
+        if not sock.startswith("tcp:"):
+            sock = os.path.abspath(sock)
+        body: Dict[str, Any] = {"to": sock}
         if name is not None:
             body["name"] = name
         if vnics is not None:
             body["vnics"] = vnics
-        return self.request("POST", "/v1/instances/resume", body)
-
-    def migrate(self, instance: str, to: "Client", *, name: Optional[str] = None,
-                vnics: Optional[List[str]] = None) -> Dict[str, Any]:
-        """Move the instance live to the daemon ``to``: suspend here, resume
-        there (vNICs attached there as ``vnics`` says), destroy here. If
-        ``to`` refuses, the instance resumes here and the error is raised.
-        The answer is ``to``'s instance with ``downtime_ms``."""
-        to.request("GET", "/v1/health")
-        t0 = time.monotonic()
-        v = self.request("POST", "/v1/instances/%s/suspend" % _q(str(instance)), {"inline": True})
-        body: Dict[str, Any] = {"snapshot": v["snapshot"], "name": name or v["name"]}
-        if vnics is not None:
-            body["vnics"] = vnics
-        try:
-            r = to.request("POST", "/v1/instances/resume", body)
-        except ClickOSError:
-            self.request("POST", "/v1/instances/%s/resume" % _q(v["name"]))
-            raise
-        r["downtime_ms"] = (time.monotonic() - t0) * 1e3
-        self.request("DELETE", "/v1/instances/" + _q(v["name"]))
-        return r
+        if token:
+            body["token"] = token
+        return self.request("POST", "/v1/instances/%s/migrate" % _q(str(instance)), body)
 
     # -- handlers ----------------------------------------------------------
 

@@ -141,8 +141,16 @@ def test_suspend_resume_migrate(client: Client, daemon, tmp_path) -> None:
     other = Daemon(other_dir, [])  # started by the constructor
     try:
         to = Client(other.sock, token="")
+        # A name taken there: refused, and it runs on here, unchanged.
+        to.create_instance("taken", cfg, isolation="vm")
+        with pytest.raises(ClickOSError) as e:
+            client.migrate("s", to, name="taken")
+        assert e.value.code == "migration_refused" and "exists" in str(e.value)
+        assert client.show("s")["state"] == "running"
+        assert client.read("s", "c.count").strip() == "77"
         r = client.migrate("s", to)
         assert r["state"] == "running" and r["downtime_ms"] > 0
+        assert r["delta_bytes"] > 0 and r["base_bytes"] > r["delta_bytes"]
         assert to.read("s", "c.count").strip() == "77"
         with pytest.raises(NotFound):
             client.show("s")

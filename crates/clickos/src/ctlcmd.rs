@@ -69,10 +69,14 @@ Verbs (INSTANCE is a name or an id):
   resume INSTANCE             Resume a suspended instance (vNICs rewired).
   resume FILE [--name NAME] [--vnic ATTACH]...
                               Resume a snapshot file as a new instance here.
-  migrate INSTANCE --to SOCKET [--name NAME] [--vnic ATTACH]...
-                              Move it live to the daemon at SOCKET: suspend here,
-                              resume there (vNICs attached there), destroy here;
-                              if the other daemon refuses, it resumes here.
+  migrate INSTANCE --to SOCKET [--name NAME] [--vnic ATTACH]... [--through-cli]
+                              Move it live to the daemon at SOCKET: this daemon
+                              sends its memory there while it runs, pauses it,
+                              sends the pages changed since; once it runs there
+                              it is destroyed here (vNICs attached there); if the
+                              other daemon refuses, it runs on here.
+                              --through-cli: the old way (suspend here, the whole
+                              snapshot through this process, resume there).
   top [--interval SECS] [--count N]
                               Live per-instance packet rates from the vNIC counters.
   events [--follow] [--since N]
@@ -561,13 +565,50 @@ fn resume(g: &Global, a: &[String]) -> Result<Value, i32> {
 }
 
 fn migrate(g: &Global, a: &[String]) -> Result<Value, i32> {
+    let usage = "clickos: usage: clickos migrate INSTANCE --to SOCKET [--name NAME] [--vnic ATTACH]... [--through-cli]";
     let Some(inst) = a.first() else {
-        eprintln!(
-            "clickos: usage: clickos migrate INSTANCE --to SOCKET [--name NAME] [--vnic ATTACH]..."
-        );
+        eprintln!("{usage}");
         return Err(EXIT_USAGE);
     };
-    let (name, vnics, to) = resume_opts(&a[1..])?;
+    let rest: Vec<String> = a[1..]
+        .iter()
+        .filter(|x| *x != "--through-cli")
+        .cloned()
+        .collect();
+    if rest.len() != a.len() - 1 {
+        return migrate_through_cli(g, inst, &rest);
+    }
+    let (name, vnics, to) = resume_opts(&rest)?;
+    let Some(to) = to else {
+        eprintln!("clickos: migrate needs --to SOCKET (the other daemon)");
+        return Err(EXIT_USAGE);
+    };
+    // The source daemon connects to the other one itself: a relative path
+    // is made absolute here, where it was meant.
+    let to = if to.starts_with("tcp:") {
+        to
+    } else {
+        std::path::absolute(&to)
+            .map(|p| p.display().to_string())
+            .unwrap_or(to)
+    };
+    let mut body = json!({"to": to});
+    if let Some(n) = name {
+        body["name"] = json!(n);
+    }
+    if let Some(v) = vnics {
+        body["vnics"] = json!(v);
+    }
+    if let Some(t) = &g.token {
+        body["token"] = json!(t);
+    }
+    g.json_call("POST", &format!("{}/migrate", inst_path(inst)), Some(&body))
+}
+
+/// The migration before the daemons talked to each other: suspend here
+/// (the snapshot through this process), resume there, destroy here.
+fn migrate_through_cli(g: &Global, inst: &str, a: &[String]) -> Result<Value, i32> {
+    let (name, vnics, to) = resume_opts(a)?;
     let Some(to) = to else {
         eprintln!("clickos: migrate needs --to SOCKET (the other daemon)");
         return Err(EXIT_USAGE);

@@ -133,6 +133,68 @@ fn a_nat_instance_suspends_and_resumes_with_its_mappings_and_counters() {
     assert_eq!(num(&c, "rw.table_size"), 500);
 }
 
+/// Live migration's two parts in this process: the memory copied while
+/// the NAT runs and keeps translating (new mappings after the copy), then
+/// the pause and only what changed; the resumed instance has everything.
+#[test]
+fn a_nat_instance_migrates_with_precopy_and_keeps_what_changed_after_it() {
+    if !common::can_use_kvm() {
+        return;
+    }
+    let i = Instance::create(921, NAT, &opts()).unwrap();
+    let port = i.vnic(0).unwrap();
+    push_flows(&port, 0, 500);
+    let base = i.precopy(b"base").unwrap();
+    // Runs on: 300 new flows, counted and mapped after the copy.
+    push_flows(&port, 500, 800);
+    assert_eq!(num(&i, "rw.table_size"), 800);
+    let mappings = mappings_of(&i);
+    // Neither part alone is a snapshot.
+    let refused = |b: &[u8]| match Instance::resume(922, b, &opts()) {
+        Err(CreateError::Launch(m)) => m,
+        Err(e) => panic!("unexpected error {e}"),
+        Ok(_) => panic!("a migration part was resumed alone"),
+    };
+    assert!(
+        refused(&base).contains("live migration"),
+        "{}",
+        refused(&base)
+    );
+    let prepared = Instance::prepare_resume(923, &base, &opts()).unwrap();
+    assert_eq!(prepared.note(), b"base");
+    let delta = i.migrate_pause(b"delta").unwrap();
+    println!("base {} bytes, delta {} bytes", base.len(), delta.len());
+    assert!(refused(&delta).contains("live migration"));
+    let (r, note) = prepared.finish(Some(&delta)).unwrap();
+    i.migrate_end(true);
+    assert!(i.ended().is_some());
+    assert_eq!(note, b"delta");
+    assert_eq!(num(&r, "rw.table_size"), 800);
+    assert_eq!(mappings_of(&r), mappings);
+    assert_eq!(num(&r, "in.count"), 800);
+    assert_eq!(num(&r, "out.count"), 800);
+    let port = r.vnic(0).unwrap();
+    push_flows(&port, 700, 900);
+    assert_eq!(num(&r, "rw.table_size"), 900);
+    assert_eq!(num(&r, "in.count"), 1000);
+    let t0 = num(&r, "t.count");
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(num(&r, "t.count") > t0 + 5, "timers stalled");
+
+    // A migration given up: the source runs on from where it paused.
+    let j = Instance::create(924, NAT, &opts()).unwrap();
+    push_flows(&j.vnic(0).unwrap(), 0, 100);
+    j.precopy(b"").unwrap();
+    j.migrate_pause(b"").unwrap();
+    j.migrate_end(false);
+    assert!(j.ended().is_none());
+    push_flows(&j.vnic(0).unwrap(), 50, 150);
+    assert_eq!(num(&j, "rw.table_size"), 150);
+    // A delta with no pre-copy before it is refused, and it runs on.
+    assert!(j.migrate_pause(b"").unwrap_err().contains("no pre-copy"));
+    assert_eq!(num(&j, "in.count"), 200);
+}
+
 #[test]
 fn damaged_snapshots_are_refused_and_other_levels_cannot_suspend() {
     if !common::can_use_kvm() {
@@ -384,6 +446,26 @@ fn suspend_resume_and_migrate_through_the_daemon() {
     a.wait_num("nat", "out.count", 400);
     assert_eq!(a.num("nat", "rw.table_size"), 200);
 
+    // A migration the other daemon refuses (the name is taken there): it
+    // runs on here, unchanged.
+    let mappings = cli_mappings(&a, "nat");
+    assert!(mappings.lines().count() >= 200, "{mappings}");
+    b.ok(&["create", "taken", "-e", "Idle -> Discard;"]);
+    let (code, out, err) = a.cli(&[
+        "migrate",
+        "nat",
+        "--to",
+        b.sock.to_str().unwrap(),
+        "--name",
+        "taken",
+    ]);
+    assert_eq!(code, 1, "{out}");
+    assert!(err.contains("exists"), "{err}");
+    assert_eq!(a.state("nat"), "running");
+    assert_eq!(cli_mappings(&a, "nat"), mappings);
+    assert_eq!(a.num("nat", "in.count"), 400);
+    b.ok(&["destroy", "taken"]);
+
     // Migrate to the other daemon, its vNIC attached there to 100 new flows.
     let in2 = pcap(&dir.join("in2.pcap"), 200, 300);
     let att2 = format!("pcap:{in2},{}", dir.join("out2.pcap").display());
@@ -397,9 +479,45 @@ fn suspend_resume_and_migrate_through_the_daemon() {
     ]);
     assert!(out.contains("migrated"), "{out}");
     assert_eq!(a.cli(&["show", "nat"]).0, 4, "gone from the first daemon");
+    let v: serde_json::Value = serde_json::from_str(&b.ok(&["--json", "show", "nat"])).unwrap();
+    assert_eq!(v["state"], "running");
     b.wait_num("nat", "in.count", 500);
     b.wait_num("nat", "out.count", 500);
     assert_eq!(b.num("nat", "rw.table_size"), 300);
+    // The 200 mappings it had are there, as they were.
+    let there = cli_mappings(&b, "nat");
+    for m in mappings.lines() {
+        assert!(there.contains(m), "{m} missing after the migration");
+    }
+    assert!(b
+        .events()
+        .iter()
+        .any(|e| e["kind"] == "resumed" && e["message"].as_str().unwrap().contains("migrated in")));
+    assert!(a.events().iter().any(|e| e["kind"] == "migrated"));
+
+    // And back the old way (the whole snapshot through the CLI).
+    let out = b.ok(&[
+        "migrate",
+        "nat",
+        "--to",
+        a.sock.to_str().unwrap(),
+        "--through-cli",
+        "--vnic",
+        &format!("pcap:,{}", dir.join("out4.pcap").display()),
+    ]);
+    assert!(out.contains("migrated"), "{out}");
+    assert_eq!(a.num("nat", "in.count"), 500);
+    assert_eq!(a.num("nat", "rw.table_size"), 300);
+    assert_eq!(b.cli(&["show", "nat"]).0, 4);
+    a.ok(&[
+        "migrate",
+        "nat",
+        "--to",
+        b.sock.to_str().unwrap(),
+        "--vnic",
+        &format!("pcap:,{}", dir.join("out5.pcap").display()),
+    ]);
+    assert_eq!(b.num("nat", "in.count"), 500);
     assert_eq!(b.state("nat"), "running");
 
     // The file resumes too, as a new instance, with the state it had.
@@ -586,7 +704,9 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 /// The benchmark of README's "Suspend, resume, migrate" table: a NAT
 /// holding 10,000 mappings, suspended and resumed in this process (the
-/// instance layer) and migrated between two daemons through the CLI (the snapshot as raw bytes).
+/// instance layer) and migrated between two daemons: daemon to daemon
+/// with pre-copy (`clickos migrate`), and the old way through the CLI
+/// (`--through-cli`: the whole snapshot as raw bytes) for comparison.
 /// Writes `bench/results/suspend.json` when `CLICKOS_BENCH_OUT` names it.
 /// `CLICKOS_BENCH_OUT=bench/results/suspend.json cargo test --release -p clickos --test suspend -- --ignored --nocapture bench_suspend`
 #[test]
@@ -631,25 +751,39 @@ fn bench_suspend_resume_and_migrate_10k_mappings() {
     }
     let mappings = a.num("nat", "rw.table_size");
     let out = dir.join("o.pcap").display().to_string();
-    let (mut mig, mut mig_sus) = (vec![], vec![]);
+    // Daemon to daemon with pre-copy (the default), then the old way
+    // (the whole snapshot through the CLI) for comparison.
+    let (mut mig, mut mig_sus, mut mig_old, mut delta) = (vec![], vec![], vec![], vec![]);
     let (mut from, mut to) = (&a, &b);
-    for _ in 0..RUNS {
-        let o = from.ok(&[
+    for k in 0..2 * RUNS {
+        let old = k >= RUNS;
+        let vnic = format!("pcap:,{out}");
+        let mut args = vec![
             "--json",
             "migrate",
             "nat",
             "--to",
             to.sock.to_str().unwrap(),
             "--vnic",
-            &format!("pcap:,{out}"),
-        ]);
+            &vnic,
+        ];
+        if old {
+            args.push("--through-cli");
+        }
+        let o = from.ok(&args);
         let v: serde_json::Value = serde_json::from_str(&o).unwrap();
-        mig.push(v["downtime_ms"].as_f64().unwrap());
-        mig_sus.push(v["suspend_ms"].as_f64().unwrap());
+        let d = v["downtime_ms"].as_f64().unwrap();
+        if old {
+            mig_old.push(d);
+        } else {
+            mig.push(d);
+            mig_sus.push(v["suspend_ms"].as_f64().unwrap());
+            delta.push(v["delta_bytes"].as_u64().unwrap());
+        }
         assert_eq!(to.num("nat", "rw.table_size"), mappings);
         std::mem::swap(&mut from, &mut to);
     }
-    println!("migrate: downtime {mig:?} ms (suspend part {mig_sus:?})");
+    println!("migrate: downtime {mig:?} ms (suspend part {mig_sus:?}, delta {delta:?} bytes); through the CLI {mig_old:?} ms");
     let doc = serde_json::json!({
         "kind": "suspend",
         "date": String::from_utf8_lossy(&Command::new("date").args(["-u", "+%Y-%m-%d %H:%M:%S UTC"]).output().unwrap().stdout).trim(),
@@ -666,7 +800,9 @@ fn bench_suspend_resume_and_migrate_10k_mappings() {
         "downtime_ms": median(down.clone()),
         "migrate_downtime_ms": median(mig.clone()),
         "migrate_suspend_ms": median(mig_sus.clone()),
-        "raw": {"suspend": sus, "resume": res, "downtime": down, "migrate": mig},
+        "migrate_delta_bytes": median(delta.iter().map(|&d| d as f64).collect()),
+        "migrate_through_cli_downtime_ms": median(mig_old.clone()),
+        "raw": {"suspend": sus, "resume": res, "downtime": down, "migrate": mig, "migrate_through_cli": mig_old},
         "command": "CLICKOS_BENCH_OUT=bench/results/suspend.json cargo test --release -p clickos --test suspend -- --ignored --nocapture bench_suspend",
     });
     if let Ok(p) = std::env::var("CLICKOS_BENCH_OUT") {

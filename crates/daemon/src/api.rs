@@ -24,6 +24,9 @@ pub enum Op {
     Suspend,
     Resume,
     ResumeNew,
+    Migrate,
+    Incoming,
+    IncomingCommit,
     Events,
     Metrics,
     OpenApi,
@@ -87,6 +90,12 @@ pub static ROUTES: &[Route] = &[
     route!("POST", "/v1/instances/{instance}/suspend", Suspend, "Suspend a vm instance: its whole state (configuration, counters, queues, NAT mappings, ARP tables) to a snapshot kept by the daemon (it survives daemon restarts), also written to `file` or returned base64 when asked (`inline`), or returned as the raw bytes with `Accept: application/octet-stream` (the instance's JSON then in the `X-Clickos-Instance` header); the instance is then `suspended`. The body is optional.", Some("SuspendRequest"), "Suspended", 200),
     route!("POST", "/v1/instances/{instance}/resume", Resume, "Resume a suspended instance from its kept snapshot, vNICs rewired (`start` does the same).", None, "Instance", 200),
     route!("POST", "/v1/instances/resume", ResumeNew, "Resume a snapshot (taken here or by another daemon: migration) as a new instance, its vNICs attached here. The snapshot may also be the body itself (`Content-Type: application/octet-stream`), with `?name=NAME&vnic=ATTACH&vnic=...` (or `novnics=1`) in the query.", Some("ResumeRequest"), "Instance", 201),
+    route!("POST", "/v1/instances/{instance}/migrate", Migrate, "Live-migrate a running vm instance to the daemon at `to` (a UNIX socket on this host, or tcp:HOST:PORT): its memory is sent while it runs (pre-copy), then it is paused and only the pages changed since, its registers and its record follow; once the other daemon answers that it runs there it is destroyed here. If anything fails it runs on here. The answer is the other daemon's view of it with `downtime_ms` (from the pause to that answer).", Some("MigrateRequest"), "Migrated", 200),
+    route!("POST", "/v1/instances/incoming", Incoming, "Daemon to daemon (sent by `migrate`): the first part of a live migration as the body (`Content-Type: application/octet-stream`), with `?name=NAME&vnic=ATTACH&vnic=...` (or `novnics=1`); the VM is built with its memory and the name reserved (`starting`). The same connection must then carry `POST /v1/instances/incoming/commit`; if it closes first, everything is dropped.", None, "IncomingReady", 200,
+        &[("name", "string", "The instance's name here (default: the sender's)."),
+          ("vnic", "string", "Where vNIC k joins here (repeated, in order; default: as in the sender's record)."),
+          ("novnics", "boolean", "No vNIC attachments here.")]),
+    route!("POST", "/v1/instances/incoming/commit", IncomingCommit, "Daemon to daemon: the second part of a live migration (`application/octet-stream`: the registers and the pages changed since the first part), on the connection that carried the first; the instance then runs here. Anywhere else: 409.", None, "Instance", 201),
     route!("GET", "/v1/events", Events, "Lifecycle events after sequence number `since`; `wait` long-polls up to that many seconds for the first one; `follow=1` streams them as chunked newline-delimited JSON.", None, "EventList", 200,
         &[("since", "integer", "Return events with a sequence number above this (default 0)."),
           ("wait", "number", "Long-poll: seconds to wait for a new event (at most 60)."),
@@ -252,6 +261,42 @@ pub fn schemas() -> Map<String, Value> {
                 "vnics": {"type": "array", "items": {"type": "string"}, "description": "Where its vNICs join on this host (default: as in the snapshot)."}
             }
         },
+        "MigrateRequest": {
+            "type": "object",
+            "additionalProperties": false,
+            "required": ["to"],
+            "properties": {
+                "to": {"type": "string", "description": "The other daemon's UNIX socket, or tcp:HOST:PORT."},
+                "name": {"type": "string", "description": "The name there (default: the same)."},
+                "vnics": {"type": "array", "items": {"type": "string"}, "description": "Where its vNICs join there (default: as here)."},
+                "token": {"type": "string", "description": "The token to present to the other daemon (default: none)."}
+            }
+        },
+        "Migrated": {
+            "allOf": [r("Instance"), {
+                "type": "object",
+                "properties": {
+                    "to": {"type": "string"},
+                    "from": {"type": "string", "description": "Its name here."},
+                    "downtime_ms": {"type": "number", "description": "From pausing it here to the other daemon's answer that it runs there."},
+                    "suspend_ms": {"type": "number", "description": "The pause and the second part's writing."},
+                    "precopy_ms": {"type": "number", "description": "Reading its memory while it ran."},
+                    "prepare_ms": {"type": "number", "description": "The other daemon building the VM from the first part (before the pause)."},
+                    "resume_ms": {"type": "number", "description": "The other daemon, from the second part to running."},
+                    "base_bytes": {"type": "integer"},
+                    "delta_bytes": {"type": "integer"}
+                }
+            }]
+        },
+        "IncomingReady": {
+            "type": "object",
+            "properties": {
+                "ready": {"type": "boolean"},
+                "name": {"type": "string"},
+                "id": {"type": "integer"},
+                "prepare_ms": {"type": "number"}
+            }
+        },
         "FaultRequest": {
             "type": "object",
             "additionalProperties": false,
@@ -272,7 +317,7 @@ pub fn schemas() -> Map<String, Value> {
             "properties": {
                 "seq": {"type": "integer"},
                 "time": {"type": "number", "description": "UNIX time, seconds."},
-                "kind": {"type": "string", "enum": ["created", "installed", "config_refused", "crashed", "restarted", "restart_failed", "stopped", "started", "recovered", "destroyed"]},
+                "kind": {"type": "string", "enum": ["created", "installed", "config_refused", "crashed", "restarted", "restart_failed", "stopped", "started", "recovered", "destroyed", "migrated"]},
                 "instance": {"type": "string"},
                 "id": {"type": "integer"},
                 "tenant": {"type": "string"},

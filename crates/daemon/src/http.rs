@@ -425,6 +425,80 @@ pub fn write_last_chunk<W: Write>(w: &mut W) -> io::Result<()> {
     w.flush()
 }
 
+/// A client's side of one exchange on an open connection (daemon to
+/// daemon: live migration): sends a request, reads the answer framed by
+/// its Content-Length, so the connection can carry another. Returns the
+/// status and the body.
+pub fn exchange<S: Read + Write>(
+    s: &mut S,
+    method: &str,
+    target: &str,
+    headers: &[(&str, &str)],
+    body: Option<(&str, &[u8])>,
+) -> io::Result<(u16, Vec<u8>)> {
+    let mut head = format!("{method} {target} HTTP/1.1\r\nHost: clickos\r\n");
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    let data: &[u8] = match body {
+        Some((ct, b)) => {
+            head.push_str(&format!("Content-Type: {ct}\r\n"));
+            b
+        }
+        None => &[],
+    };
+    head.push_str(&format!("Content-Length: {}\r\n\r\n", data.len()));
+    if data.len() <= 64 << 10 {
+        let mut out = head.into_bytes();
+        out.extend_from_slice(data);
+        s.write_all(&out)?;
+    } else {
+        s.write_all(head.as_bytes())?;
+        s.write_all(data)?;
+    }
+    s.flush()?;
+    let bad = |m: &str| io::Error::new(io::ErrorKind::InvalidData, m.to_string());
+    let mut buf = Vec::with_capacity(1024);
+    let mut chunk = [0u8; 4096];
+    let end = loop {
+        if let Some(p) = find_head_end(&buf) {
+            break p;
+        }
+        if buf.len() > 64 << 10 {
+            return Err(bad("answer head too large"));
+        }
+        let n = s.read(&mut chunk)?;
+        if n == 0 {
+            return Err(bad("the connection closed before an answer"));
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    };
+    let text = String::from_utf8_lossy(&buf[..end]).into_owned();
+    let status: u16 = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .ok_or_else(|| bad("bad status line"))?;
+    let len: usize = text
+        .split("\r\n")
+        .skip(1)
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.trim()
+                .eq_ignore_ascii_case("content-length")
+                .then(|| v.trim().parse().ok())?
+        })
+        .ok_or_else(|| bad("no Content-Length in the answer"))?;
+    let mut out = buf.split_off(end + 4);
+    let have = out.len();
+    if have < len {
+        out.resize(len, 0);
+        s.read_exact(&mut out[have..])?;
+    }
+    out.truncate(len);
+    Ok((status, out))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,7 +4,9 @@
 
 use crate::api::{self, Miss, Op};
 use crate::auth::{Caller, Tokens};
-use crate::fleet::{ApiError, CreateRequest, Fleet, ResumeRequest, SuspendRequest};
+use crate::fleet::{
+    ApiError, CreateRequest, Fleet, Incoming, MigrateRequest, ResumeRequest, SuspendRequest,
+};
 use crate::http::{self, Limits, Request, Response};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -59,6 +61,9 @@ pub enum Reply {
     Whole(Response),
     /// Stream events after this sequence number.
     Follow(Caller, u64),
+    /// A live migration's first part arrived: answer, then take the second
+    /// part on the same connection.
+    Incoming(Caller, Box<Incoming>),
 }
 
 fn err(e: ApiError) -> Response {
@@ -91,6 +96,21 @@ fn wants_octets(req: &Request) -> bool {
 fn is_octets(req: &Request) -> bool {
     req.header("content-type")
         .is_some_and(|c| c.starts_with("application/octet-stream"))
+}
+
+/// `?name=NAME&vnic=ATTACH&...` (or `novnics=1`) of a raw snapshot body.
+fn resume_query(req: &Request) -> ResumeRequest {
+    let vnics: Vec<String> = req
+        .query
+        .iter()
+        .filter(|(k, _)| k == "vnic")
+        .map(|(_, v)| v.clone())
+        .collect();
+    ResumeRequest {
+        name: req.query("name").map(str::to_string),
+        vnics: (!vnics.is_empty() || req.query("novnics").is_some()).then_some(vnics),
+        ..ResumeRequest::default()
+    }
 }
 
 impl Server {
@@ -188,20 +208,32 @@ impl Server {
                 });
             }
             Op::ResumeNew if is_octets(req) => {
-                let vnics: Vec<String> = req
-                    .query
-                    .iter()
-                    .filter(|(k, _)| k == "vnic")
-                    .map(|(_, v)| v.clone())
-                    .collect();
-                let r = ResumeRequest {
-                    name: req.query("name").map(str::to_string),
-                    vnics: (!vnics.is_empty() || req.query("novnics").is_some()).then_some(vnics),
-                    ..ResumeRequest::default()
-                };
+                let r = resume_query(req);
                 let quota = self.tokens.quota(caller.tenant());
                 f.resume_new_from(&caller, quota, r, Some(std::mem::take(&mut req.body)))
             }
+            Op::Migrate => body::<MigrateRequest>(req).and_then(|b| f.migrate(&caller, p(0), b)),
+            Op::Incoming => {
+                if !is_octets(req) {
+                    return Reply::Whole(err(ApiError::new(
+                        415,
+                        "unsupported_media_type",
+                        "send the migration's first part as application/octet-stream",
+                    )));
+                }
+                let r = resume_query(req);
+                let quota = self.tokens.quota(caller.tenant());
+                let base = std::mem::take(&mut req.body);
+                return match f.prepare_incoming(&caller, quota, r, &base) {
+                    Ok(inc) => Reply::Incoming(caller, Box::new(inc)),
+                    Err(e) => Reply::Whole(err(e)),
+                };
+            }
+            Op::IncomingCommit => Err(ApiError::new(
+                409,
+                "conflict",
+                "no migration on this connection (the commit follows POST /v1/instances/incoming on the same connection)",
+            )),
             Op::Suspend => if req.body.is_empty() {
                 Ok(SuspendRequest::default())
             } else {
@@ -272,6 +304,7 @@ impl Server {
             Reply::Whole(resp) => {
                 let _ = http::write_response(&mut s, &resp);
             }
+            Reply::Incoming(caller, inc) => self.incoming(&mut s, peer, caller, *inc),
             Reply::Follow(caller, mut since) => {
                 if http::write_chunked_head(&mut s, 200, "application/x-ndjson").is_err() {
                     return;
@@ -302,6 +335,57 @@ impl Server {
                 }
             }
         }
+    }
+
+    /// A live migration's connection after its first part: says it is
+    /// ready, then takes the second part (from the same caller) and lets
+    /// the instance run; anything else drops the migration.
+    fn incoming<S: Read + Write>(&self, s: &mut S, peer: Peer, caller: Caller, inc: Incoming) {
+        let f = &self.fleet;
+        let ready = Response::json(200, &inc.ready());
+        let write_err = http::write_response(s, &ready).is_err();
+        let next = if write_err {
+            Err(ApiError::new(400, "bad_request", "the sender went away"))
+        } else {
+            match http::read_request(s, &self.limits) {
+                Ok(r) => Ok(r),
+                Err(e) => Err(ApiError::new(e.status(), "bad_request", e.message())),
+            }
+        };
+        let r = next.and_then(|req| {
+            let same = match (self.authenticate(&req, peer), &caller) {
+                (Ok(Caller::Admin), Caller::Admin) => true,
+                (Ok(Caller::Tenant(a)), Caller::Tenant(b)) => a == *b,
+                _ => false,
+            };
+            match api::route(&req.method, &req.path) {
+                Ok((r, _)) if r.op == Op::IncomingCommit && same => Ok(req),
+                Ok((r, _)) if r.op == Op::IncomingCommit => Err(ApiError::new(
+                    401,
+                    "unauthorized",
+                    "the commit must come from the caller that sent the first part",
+                )),
+                _ => Err(ApiError::new(
+                    409,
+                    "conflict",
+                    format!(
+                        "{} {}: a migration's first part must be followed by POST /v1/instances/incoming/commit",
+                        req.method, req.path
+                    ),
+                )),
+            }
+        });
+        let resp = match r {
+            Ok(req) => match f.commit_incoming(inc, &req.body) {
+                Ok(v) => Response::json(201, &v),
+                Err(e) => err(e),
+            },
+            Err(e) => {
+                f.abort_incoming(inc);
+                err(e)
+            }
+        };
+        let _ = http::write_response(s, &resp);
     }
 
     /// A connection over the cap: 503 and close.

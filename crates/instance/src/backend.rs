@@ -128,6 +128,20 @@ pub trait Backend: Send + Sync {
     }
     /// Lets a paused instance run on.
     fn unpause(&self) {}
+    /// The first part of a live migration, taken while it runs (see
+    /// `clickos_vmm::Vm::precopy`). Only the `vm` level can.
+    fn precopy(&self, note: &[u8]) -> Result<Vec<u8>, String> {
+        let _ = note;
+        Err("not supported at this isolation level".into())
+    }
+    /// The second part: pauses it and returns its registers, `note` and
+    /// the pages changed since [`precopy`](Self::precopy); it stays paused.
+    fn snapshot_delta(&self, note: &[u8]) -> Result<Vec<u8>, String> {
+        let _ = note;
+        Err("not supported at this isolation level".into())
+    }
+    /// Forgets what [`precopy`](Self::precopy) kept.
+    fn end_precopy(&self) {}
 }
 
 /// The preparation hook: called with the control region before the

@@ -509,6 +509,18 @@ impl Instance {
         snapshot: &[u8],
         opts: &InstanceOptions,
     ) -> Result<(Instance, Vec<u8>), CreateError> {
+        Self::prepare_resume(id, snapshot, opts)?.finish(None)
+    }
+
+    /// The first half of [`resume`](Self::resume): checks `snapshot` (a
+    /// whole snapshot, or the first part of a live migration from
+    /// [`precopy`](Self::precopy)) and builds the micro-VM with its memory
+    /// written, not yet running. [`PreparedResume::finish`] starts it.
+    pub fn prepare_resume(
+        id: u32,
+        snapshot: &[u8],
+        opts: &InstanceOptions,
+    ) -> Result<PreparedResume, CreateError> {
         let t0 = Instant::now();
         if opts.isolation != Isolation::Vm {
             return Err(CreateError::Launch(format!(
@@ -539,13 +551,32 @@ impl Instance {
             helper_exe: None,
             console: console.sink(),
         };
-        let backend = match crate::vm::restore(&snap, &spec) {
-            Ok(b) => b,
+        let vm = match crate::vm::prepare_restore(&snap, &spec) {
+            Ok(v) => v,
             Err(e) => {
                 console.close(CONSOLE_FLUSH);
                 return Err(CreateError::Launch(e));
             }
         };
+        Ok(PreparedResume {
+            id,
+            vm: Some(vm),
+            vnics,
+            console,
+            watchdog: opts.watchdog,
+            boot_timeout: opts.boot_timeout,
+            note: snap.note().to_vec(),
+            prepared: t0.elapsed(),
+        })
+    }
+
+    fn resumed(
+        p: &PreparedResume,
+        backend: Box<dyn crate::Backend>,
+        t0: Instant,
+    ) -> Result<Instance, CreateError> {
+        let (id, vnics, console) = (p.id, p.vnics.len(), p.console.clone());
+        let (watchdog, boot_timeout, before) = (p.watchdog, p.boot_timeout, p.prepared);
         // SAFETY: the backend maps its whole control region for its life.
         let host = unsafe { HostEnd::new(backend.control()) };
         if host.next_seq().is_err() {
@@ -555,7 +586,7 @@ impl Instance {
                 "the snapshot was taken in the middle of a request".into(),
             ));
         }
-        let ports = (0..vnics.len())
+        let ports = (0..vnics)
             .map(|k| {
                 let (base, info) = backend
                     .vnic(k)
@@ -579,23 +610,75 @@ impl Instance {
             posted: AtomicU32::new(seq),
             end_override: Mutex::new(None),
             ports,
-            watchdog: opts.watchdog,
-            boot_timeout: opts.boot_timeout,
+            watchdog,
+            boot_timeout,
             wd_heartbeat: AtomicU64::new(0),
             wd_since: Mutex::new(Instant::now()),
             console,
         });
         watchdog::register(&inner);
-        let note = snap.note().to_vec();
-        Ok((
-            Instance {
-                inner,
-                isolation: Isolation::Vm,
-                boot_time: t0.elapsed(),
-                vnic_count: vnics.len(),
-            },
-            note,
-        ))
+        Ok(Instance {
+            inner,
+            isolation: Isolation::Vm,
+            boot_time: before + t0.elapsed(),
+            vnic_count: vnics,
+        })
+    }
+
+    /// The first part of a live migration, taken while the instance runs:
+    /// its memory as read now, with `note` (see `clickos_vmm::Vm::precopy`).
+    /// [`migrate_pause`](Self::migrate_pause) then pauses it and returns
+    /// the second part; [`PreparedResume::finish`] on the other side takes
+    /// both. Only the `vm` level can.
+    pub fn precopy(&self, note: &[u8]) -> Result<Vec<u8>, String> {
+        if self.isolation != Isolation::Vm {
+            return Err(format!(
+                "suspend needs --isolation vm (this instance runs at {})",
+                self.isolation
+            ));
+        }
+        if let Some(e) = self.inner.ended() {
+            return Err(format!("the instance has ended ({e})"));
+        }
+        self.inner.backend.precopy(note)
+    }
+
+    /// The second part of a live migration: pauses the instance between
+    /// requests and returns its registers, `note` and the pages changed
+    /// since [`precopy`](Self::precopy). It stays paused: end it with
+    /// [`migrate_end`](Self::migrate_end). On failure it runs on. Stop the
+    /// host's vNIC endpoints first, as for [`suspend`](Self::suspend).
+    pub fn migrate_pause(&self, note: &[u8]) -> Result<Vec<u8>, String> {
+        let r = {
+            let host = self.inner.client.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(e) = self.inner.ended() {
+                Err(format!("the instance has ended ({e})"))
+            } else if host.next_seq().is_err() {
+                Err("a request is still unanswered".to_string())
+            } else {
+                self.inner.backend.snapshot_delta(note)
+            }
+        };
+        if r.is_err() {
+            self.migrate_end(false);
+        }
+        r
+    }
+
+    /// Ends a migration: `moved` ends the instance (`Killed("migrated")`),
+    /// else it runs on from where it was paused.
+    pub fn migrate_end(&self, moved: bool) {
+        self.inner.backend.end_precopy();
+        if moved {
+            self.inner.kill("migrated".into());
+            return;
+        }
+        self.inner.backend.unpause();
+        *self
+            .inner
+            .wd_since
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Instant::now();
     }
 
     /// Pauses the instance between requests and snapshots it (with
@@ -994,5 +1077,68 @@ impl VnicPort {
     /// Frames the host could not queue because the ring was full.
     pub fn full_drops(&self) -> u64 {
         self.port().as_ref().map_or(0, |p| p.tx.full_drops)
+    }
+}
+
+/// A resumed instance's micro-VM, built (memory written) but not yet
+/// running: [`Instance::prepare_resume`].
+pub struct PreparedResume {
+    id: u32,
+    vm: Option<clickos_vmm::PreparedVm>,
+    vnics: Vec<VnicSpec>,
+    console: Arc<Gate>,
+    watchdog: Duration,
+    boot_timeout: Duration,
+    note: Vec<u8>,
+    prepared: Duration,
+}
+
+impl PreparedResume {
+    /// The note of the snapshot (or of the migration's first part).
+    pub fn note(&self) -> &[u8] {
+        &self.note
+    }
+
+    /// The number of vNICs.
+    pub fn vnic_count(&self) -> usize {
+        self.vnics.len()
+    }
+
+    /// How long [`Instance::prepare_resume`] took.
+    pub fn prepared_in(&self) -> Duration {
+        self.prepared
+    }
+
+    /// Starts it: a whole snapshot as it was, or a migration's first part
+    /// with `delta`, its second part (the note returned is the delta's).
+    /// Returns the instance and the note.
+    pub fn finish(mut self, delta: Option<&[u8]>) -> Result<(Instance, Vec<u8>), CreateError> {
+        let t0 = Instant::now();
+        let delta = delta
+            .map(clickos_vmm::snapshot::parse)
+            .transpose()
+            .map_err(CreateError::Launch)?;
+        let vm = self.vm.take().expect("finished once");
+        let backend = match crate::vm::start_prepared(vm, delta.as_ref()) {
+            Ok(b) => b,
+            Err(e) => {
+                self.console.close(CONSOLE_FLUSH);
+                return Err(CreateError::Launch(e));
+            }
+        };
+        let note = match &delta {
+            Some(d) => d.note().to_vec(),
+            None => std::mem::take(&mut self.note),
+        };
+        let inst = Instance::resumed(&self, backend, t0)?;
+        Ok((inst, note))
+    }
+}
+
+impl Drop for PreparedResume {
+    fn drop(&mut self) {
+        if self.vm.is_some() {
+            self.console.close(CONSOLE_FLUSH);
+        }
     }
 }

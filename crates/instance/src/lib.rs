@@ -24,7 +24,7 @@ pub use backend::{Backend, ConsoleSink, Ended, Isolation, LaunchSpec, Prepare, V
 pub use console::ConsoleLimits;
 pub use endpoint::{QueueError, VnicEndpoint, VnicStats};
 pub use error::{ConfigError, CreateError, HandlerError};
-pub use instance::{Instance, InstanceOptions, State, VnicPort};
+pub use instance::{Instance, InstanceOptions, PreparedResume, State, VnicPort};
 
 /// Checks a snapshot file's bytes (as [`Instance::resume`] would) and
 /// returns the note it carries, creating nothing.

@@ -40,18 +40,29 @@ pub fn launch(spec: &LaunchSpec, prepare: Prepare) -> Result<Box<dyn Backend>, S
     Ok(Box::new(VmBackend { vm }))
 }
 
-/// Restores an instance's micro-VM from a parsed snapshot.
-pub fn restore(
+/// Builds an instance's micro-VM from a parsed snapshot or a migration's
+/// first part, not yet running.
+pub fn prepare_restore(
     snap: &clickos_vmm::snapshot::Snapshot,
     spec: &LaunchSpec,
-) -> Result<Box<dyn Backend>, String> {
+) -> Result<clickos_vmm::PreparedVm, String> {
     let console = spec.console.clone();
-    let vm = Vm::restore(
+    Vm::prepare_restore(
         snap,
         spec.id,
         std::sync::Arc::new(move |id, text| console(id, text)),
-    )?;
-    Ok(Box::new(VmBackend { vm }))
+    )
+}
+
+/// Starts a prepared micro-VM (after a migration's first part, with its
+/// second).
+pub fn start_prepared(
+    p: clickos_vmm::PreparedVm,
+    delta: Option<&clickos_vmm::snapshot::Snapshot>,
+) -> Result<Box<dyn Backend>, String> {
+    Ok(Box::new(VmBackend {
+        vm: p.start(delta)?,
+    }))
 }
 
 struct VmBackend {
@@ -102,5 +113,14 @@ impl Backend for VmBackend {
     }
     fn unpause(&self) {
         self.vm.unpause()
+    }
+    fn precopy(&self, note: &[u8]) -> Result<Vec<u8>, String> {
+        self.vm.precopy(note)
+    }
+    fn snapshot_delta(&self, note: &[u8]) -> Result<Vec<u8>, String> {
+        self.vm.snapshot_delta(note)
+    }
+    fn end_precopy(&self) {
+        self.vm.end_precopy()
     }
 }

@@ -86,12 +86,22 @@ pub enum Exit {
     Killed(String),
 }
 
-/// Checks that `/dev/kvm` can be opened and a VM created.
+/// Checks that `/dev/kvm` can be opened and a VM created. A success is
+/// remembered for the process: creating and destroying a VM costs ~0.5 ms
+/// and, now and then, 10-20 ms (the destruction waits for an SRCU grace
+/// period), which the daemon paid on every create before. A failure is
+/// checked again next time.
 pub fn available() -> Result<(), String> {
+    static OK: AtomicBool = AtomicBool::new(false);
+    if OK.load(Ordering::Relaxed) {
+        return Ok(());
+    }
     let kvm = kvm()?;
     kvm.create_vm()
         .map(drop)
-        .map_err(|e| format!("cannot create a KVM VM: {e}"))
+        .map_err(|e| format!("cannot create a KVM VM: {e}"))?;
+    OK.store(true, Ordering::Relaxed);
+    Ok(())
 }
 
 fn kvm() -> Result<&'static Kvm, String> {
@@ -136,6 +146,15 @@ pub(crate) struct Shared {
 pub(crate) struct CpuState {
     pub(crate) regs: kvm_regs,
     pub(crate) sregs: kvm_sregs,
+}
+
+impl CpuState {
+    fn zeroed() -> CpuState {
+        CpuState {
+            regs: kvm_regs::default(),
+            sregs: kvm_sregs::default(),
+        }
+    }
 }
 
 pub(crate) enum Pause {
@@ -190,6 +209,8 @@ pub struct Vm {
     writable_image: u64,
     phases: Vec<(&'static str, Duration)>,
     thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// What [`precopy`](Vm::precopy) sent: RAM, then each vNIC region.
+    shadow: Mutex<Option<Vec<Vec<u8>>>>,
 }
 
 impl Vm {
@@ -207,22 +228,10 @@ impl Vm {
     /// endpoint must take its indices from the shared memory
     /// (`clickos_ring::ring::Producer::resume`).
     pub fn restore(snap: &snapshot::Snapshot, id: u32, console: Console) -> Result<Vm, String> {
-        let cfg = VmConfig {
-            id,
-            memory: snap.memory,
-            vnics: snap
-                .vnics
-                .iter()
-                .map(|v| VnicConfig {
-                    slots: v.slots,
-                    buf_size: v.buf_size,
-                    mac: v.mac,
-                })
-                .collect(),
-            fault_injection: false,
-            console,
-        };
-        Self::create_with(&cfg, &mut |_| {}, None, Some(snap))
+        if snap.flags != 0 {
+            return Err("this is a part of a live migration, not a whole snapshot".into());
+        }
+        Self::prepare_restore(snap, id, console)?.start(None)
     }
 
     /// Boots raw code instead of the guest image (tests): `code` is loaded
@@ -238,15 +247,52 @@ impl Vm {
         raw: Option<&[u8]>,
         restore: Option<&snapshot::Snapshot>,
     ) -> Result<Vm, String> {
+        Self::build(cfg, raw, restore)?.start_with(prepare, None)
+    }
+
+    /// Creates a VM from a snapshot or from the first part of a live
+    /// migration ([`snapshot::FLAG_BASE`]) without running it: the VM, its
+    /// memory (the pages written), vNICs, vCPU and eventfds exist, so
+    /// [`PreparedVm::start`] has only the registers (and, after a base, the
+    /// pages of the delta) left to load.
+    pub fn prepare_restore(
+        snap: &snapshot::Snapshot,
+        id: u32,
+        console: Console,
+    ) -> Result<PreparedVm, String> {
+        if snap.flags == snapshot::FLAG_DELTA {
+            return Err("this is the second part of a live migration, not a snapshot".into());
+        }
+        let cfg = VmConfig {
+            id,
+            memory: snap.memory,
+            vnics: snap
+                .vnics
+                .iter()
+                .map(|v| VnicConfig {
+                    slots: v.slots,
+                    buf_size: v.buf_size,
+                    mac: v.mac,
+                })
+                .collect(),
+            fault_injection: false,
+            console,
+        };
+        Self::build(&cfg, None, Some(snap))
+    }
+
+    fn build(
+        cfg: &VmConfig,
+        raw: Option<&[u8]>,
+        restore: Option<&snapshot::Snapshot>,
+    ) -> Result<PreparedVm, String> {
         let t0 = Instant::now();
         let mut phases = Vec::new();
-        let mut lap = {
-            let mut last = t0;
-            move |name: &'static str, phases: &mut Vec<(&'static str, Duration)>| {
-                let now = Instant::now();
-                phases.push((name, now - last));
-                last = now;
-            }
+        let mut last = t0;
+        let mut lap = |name: &'static str, phases: &mut Vec<(&'static str, Duration)>| {
+            let now = Instant::now();
+            phases.push((name, now - last));
+            last = now;
         };
         let kvm = kvm()?;
         let raw_image;
@@ -372,63 +418,62 @@ impl Vm {
             lap("page tables", &mut phases);
         }
 
-        let mut vcpu = vm
+        let vcpu = vm
             .create_vcpu(0)
             .map_err(|e| format!("KVM_CREATE_VCPU: {e}"))?;
         lap("vCPU", &mut phases);
         let tsc_khz = tsc_khz(&vcpu)?;
-        if let Some(snap) = restore {
-            vcpu.set_sregs(&snap.sregs)
-                .map_err(|e| format!("KVM_SET_SREGS: {e}"))?;
-            vcpu.set_regs(&snap.regs)
-                .map_err(|e| format!("KVM_SET_REGS: {e}"))?;
-            // SAFETY: the boot information page is inside the RAM mapping
-            // and the guest does not run yet.
-            unsafe {
-                let at = ram.ptr().add(L::BOOTINFO_OFF as usize) as *mut BootInfo;
-                let mut bi = std::ptr::read_volatile(at);
-                rebase_guest_clock(&vcpu, &mut bi, tsc_khz, snap.taken_ns)?;
-                std::ptr::write_volatile(at, bi);
+        let mut cpu = None;
+        match restore {
+            Some(snap) if snap.flags == 0 => {
+                cpu = Some((
+                    Box::new(CpuState {
+                        regs: snap.regs,
+                        sregs: snap.sregs,
+                    }),
+                    snap.taken_ns,
+                ))
             }
-            lap("registers", &mut phases);
-        }
-        if restore.is_none() {
-            let sregs = vcpu
-                .get_sregs()
-                .map_err(|e| format!("KVM_GET_SREGS: {e}"))?;
-            vcpu.set_sregs(&boot::sregs(sregs))
-                .map_err(|e| format!("KVM_SET_SREGS: {e}"))?;
-            vcpu.set_regs(&boot::regs(image.entry, plan.stack_top))
-                .map_err(|e| format!("KVM_SET_REGS: {e}"))?;
-            let (tsc_base, epoch_ns) = sample_tsc(&vcpu)?;
-            lap("registers", &mut phases);
+            Some(_) => {}
+            None => {
+                let sregs = vcpu
+                    .get_sregs()
+                    .map_err(|e| format!("KVM_GET_SREGS: {e}"))?;
+                vcpu.set_sregs(&boot::sregs(sregs))
+                    .map_err(|e| format!("KVM_SET_SREGS: {e}"))?;
+                vcpu.set_regs(&boot::regs(image.entry, plan.stack_top))
+                    .map_err(|e| format!("KVM_SET_REGS: {e}"))?;
+                let (tsc_base, epoch_ns) = sample_tsc(&vcpu)?;
+                lap("registers", &mut phases);
 
-            let mut bi = BootInfo::empty();
-            bi.instance_id = cfg.id;
-            bi.control_base = boot::CONTROL_ALIAS;
-            bi.mem_size = mem;
-            bi.heap_start = plan.heap_start;
-            bi.heap_size = plan.heap_size;
-            bi.tsc_khz = tsc_khz;
-            bi.tsc_base = tsc_base;
-            bi.epoch_ns = epoch_ns;
-            bi.flags = if cfg.fault_injection {
-                L::FLAG_FAULT_INJECTION
-            } else {
-                0
-            };
-            bi.nvnics = vnics.len() as u32;
-            for (k, v) in vnics.iter().enumerate() {
-                bi.vnics[k] = v.2;
-            }
-            // SAFETY: the boot information page is in the RAM mapping; the
-            // mailbox page likewise (reset before the guest exists).
-            unsafe {
-                std::ptr::write_volatile(
-                    ram.ptr().add(L::BOOTINFO_OFF as usize) as *mut BootInfo,
-                    bi,
-                );
-                (*(ram.ptr().add(L::MAILBOX_OFF as usize) as *const clickos_ring::Mailbox)).reset();
+                let mut bi = BootInfo::empty();
+                bi.instance_id = cfg.id;
+                bi.control_base = boot::CONTROL_ALIAS;
+                bi.mem_size = mem;
+                bi.heap_start = plan.heap_start;
+                bi.heap_size = plan.heap_size;
+                bi.tsc_khz = tsc_khz;
+                bi.tsc_base = tsc_base;
+                bi.epoch_ns = epoch_ns;
+                bi.flags = if cfg.fault_injection {
+                    L::FLAG_FAULT_INJECTION
+                } else {
+                    0
+                };
+                bi.nvnics = vnics.len() as u32;
+                for (k, v) in vnics.iter().enumerate() {
+                    bi.vnics[k] = v.2;
+                }
+                // SAFETY: the boot information page is in the RAM mapping; the
+                // mailbox page likewise (reset before the guest exists).
+                unsafe {
+                    std::ptr::write_volatile(
+                        ram.ptr().add(L::BOOTINFO_OFF as usize) as *mut BootInfo,
+                        bi,
+                    );
+                    (*(ram.ptr().add(L::MAILBOX_OFF as usize) as *const clickos_ring::Mailbox))
+                        .reset();
+                }
             }
         }
 
@@ -444,65 +489,25 @@ impl Vm {
             kicks.push(e);
         }
         lap("eventfds", &mut phases);
-
-        prepare(ram.ptr());
-        lap("prepare hook", &mut phases);
-
-        let immediate_exit = &mut vcpu.get_kvm_run().immediate_exit as *mut u8;
-        let shared = Arc::new(Shared {
-            id: cfg.id,
-            console: cfg.console.clone(),
-            ram: ram.ptr() as usize,
-            guard_page: plan.guard,
-            wake,
-            notify,
-            kicks,
-            exit: Mutex::new(None),
-            killed: AtomicBool::new(false),
-            abandoned: AtomicBool::new(false),
-            run: Mutex::new(RunState {
-                running: true,
-                immediate_exit,
-                thread: 0,
-            }),
-            run_cv: Condvar::new(),
-            first_exit: Mutex::new(None),
-            asleep: AtomicBool::new(false),
-            pause_req: AtomicBool::new(false),
-            pause: Mutex::new(Pause::Running),
-            pause_cv: Condvar::new(),
-        });
-        let t = vcpu::VcpuThread {
+        Ok(PreparedVm {
             vcpu,
-            _vm: vm,
-            shared: shared.clone(),
-            started: Instant::now(),
-        };
-        // Hold the run lock until the thread id is recorded, so `kill` can
-        // always signal the right thread.
-        let handle = {
-            let mut rs = shared.run.lock().unwrap();
-            let h = std::thread::Builder::new()
-                .name(format!("vcpu-{}", cfg.id))
-                .stack_size(VCPU_STACK)
-                .spawn(move || t.run())
-                .map_err(|e| format!("cannot start the vCPU thread: {e}"))?;
-            rs.thread = h.as_pthread_t();
-            h
-        };
-        lap("thread", &mut phases);
-        Ok(Vm {
-            shared,
-            ram: ManuallyDrop::new(ram),
+            vm,
+            ram,
             ram_fd,
             vnics,
-            vnic_cfg: cfg.vnics.clone(),
+            cfg: cfg.clone(),
             image: real_image,
             mem,
             tsc_khz,
             writable_image: image.writable,
+            guard: plan.guard,
+            wake,
+            notify,
+            kicks,
             phases,
-            thread: Mutex::new(Some(handle)),
+            last,
+            restored: restore.is_some(),
+            cpu,
         })
     }
 
@@ -737,6 +742,134 @@ impl Vm {
         Ok(w.finish())
     }
 
+    /// The first part of a live migration ([`snapshot::FLAG_BASE`]),
+    /// taken while the guest runs: its RAM and vNIC pages as read now (a
+    /// copy is kept) and `note`, no registers. [`snapshot_delta`](Self::snapshot_delta)
+    /// then pauses it and writes only the pages that differ from that
+    /// copy, whoever wrote them (the guest, or the host: mailbox, rings).
+    pub fn precopy(&self, note: &[u8]) -> Result<Vec<u8>, String> {
+        let image = self.image.ok_or("a VM of raw code cannot be snapshotted")?;
+        if let Some(e) = self.exit() {
+            return Err(format!("the VM has ended ({e:?})"));
+        }
+        let page = L::PAGE_SIZE as usize;
+        let img_first = (L::IMAGE_GPA / L::PAGE_SIZE) as usize;
+        let img_pages = (image.span / L::PAGE_SIZE) as usize;
+        let in_image = |p: usize| (img_first..img_first + img_pages).contains(&p);
+        // Copies the pages that hold data (and the image range, mapped
+        // privately over the memfd) into a zeroed buffer of the region's size.
+        let copy = |base: *const u8, fd: std::os::fd::BorrowedFd<'_>, len: u64, image: bool| {
+            let data = data_pages(fd, len);
+            let mut out = vec![0u8; len as usize];
+            for (p, d) in data.iter().enumerate() {
+                if *d || (image && in_image(p)) {
+                    // SAFETY: page `p` lies inside the region, mapped for
+                    // `len` bytes. The guest (or the host's rings) may be
+                    // writing it meanwhile: a torn page differs from the
+                    // paused guest's and is sent again by the delta.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(
+                            base.add(p * page),
+                            out.as_mut_ptr().add(p * page),
+                            page,
+                        )
+                    };
+                }
+            }
+            out
+        };
+        let mut shadow = vec![copy(self.ram.ptr(), self.ram_fd.as_fd(), self.mem, true)];
+        for (map, fd, info) in &self.vnics {
+            shadow.push(copy(map.ptr(), fd.as_fd(), info.size, false));
+        }
+        let mut w = snapshot::Writer::with_flags(snapshot::FLAG_BASE);
+        self.write_header(&mut w, &CpuState::zeroed(), note);
+        let img = Mapping::shared(image.fd.as_fd(), image.span as usize)
+            .map_err(|e| format!("mapping the guest image: {e}"))?;
+        // SAFETY: the image mapping is `span` bytes, read only here.
+        let img = unsafe { std::slice::from_raw_parts(img.ptr() as *const u8, img.len()) };
+        w.pages(&shadow[0], |p, bytes| {
+            if in_image(p) {
+                let o = (p - img_first) * page;
+                bytes != &img[o..o + page]
+            } else {
+                !snapshot::is_zero(bytes)
+            }
+        });
+        for s in &shadow[1..] {
+            w.pages(s, |_, bytes| !snapshot::is_zero(bytes));
+        }
+        *self.shadow.lock().unwrap() = Some(shadow);
+        Ok(w.finish())
+    }
+
+    /// The second part of a live migration ([`snapshot::FLAG_DELTA`]):
+    /// pauses the guest ([`pause`](Self::pause)) and writes its registers,
+    /// `note` and the pages that differ from what [`precopy`](Self::precopy)
+    /// sent (zero pages too). The guest stays paused, as after
+    /// [`snapshot`](Self::snapshot).
+    pub fn snapshot_delta(&self, note: &[u8]) -> Result<Vec<u8>, String> {
+        let image = self.image.ok_or("a VM of raw code cannot be snapshotted")?;
+        let shadow = self.shadow.lock().unwrap();
+        let shadow = shadow.as_ref().ok_or("no pre-copy was taken")?;
+        self.pause()?;
+        let cpu = match &*self.shared.pause.lock().unwrap() {
+            Pause::Parked(r) => *r.clone()?,
+            _ => return Err("the VM is not paused".into()),
+        };
+        let mut w = snapshot::Writer::with_flags(snapshot::FLAG_DELTA);
+        self.write_header(&mut w, &cpu, note);
+        let page = L::PAGE_SIZE as usize;
+        let img_first = (L::IMAGE_GPA / L::PAGE_SIZE) as usize;
+        let img_pages = (image.span / L::PAGE_SIZE) as usize;
+        let data = data_pages(self.ram_fd.as_fd(), self.mem);
+        // SAFETY: guest RAM is mapped for `mem` bytes and the guest is
+        // parked: nothing writes it while it is read.
+        let ram =
+            unsafe { std::slice::from_raw_parts(self.ram.ptr() as *const u8, self.mem as usize) };
+        // A hole now was a hole then (memfd pages are not given back): zero
+        // both times.
+        w.pages(ram, |p, bytes| {
+            (data[p] || (img_first..img_first + img_pages).contains(&p))
+                && bytes != &shadow[0][p * page..(p + 1) * page]
+        });
+        for (k, (map, fd, info)) in self.vnics.iter().enumerate() {
+            let data = data_pages(fd.as_fd(), info.size);
+            // SAFETY: the vNIC mapping is `size` bytes; the caller stopped
+            // the host's endpoints.
+            let b =
+                unsafe { std::slice::from_raw_parts(map.ptr() as *const u8, info.size as usize) };
+            w.pages(b, |p, bytes| {
+                data[p] && bytes != &shadow[k + 1][p * page..(p + 1) * page]
+            });
+        }
+        Ok(w.finish())
+    }
+
+    /// Forgets the copy [`precopy`](Self::precopy) kept.
+    pub fn end_precopy(&self) {
+        self.shadow.lock().unwrap().take();
+    }
+
+    /// The fields every snapshot starts with, then the registers and note.
+    fn write_header(&self, w: &mut snapshot::Writer, cpu: &CpuState, note: &[u8]) {
+        w.u64(image_id());
+        w.u64(self.tsc_khz);
+        w.u64(clickos_sys::realtime_ns() as u64);
+        w.u32(self.shared.id);
+        w.u64(self.mem);
+        w.u32(self.vnics.len() as u32);
+        for (v, c) in self.vnics.iter().zip(&self.vnic_cfg) {
+            w.u32(c.slots);
+            w.u32(c.buf_size);
+            w.buf.extend_from_slice(&c.mac);
+            w.u64(v.2.size);
+        }
+        w.bytes(snapshot::pod_bytes(&cpu.regs));
+        w.bytes(snapshot::pod_bytes(&cpu.sregs));
+        w.bytes(note);
+    }
+
     /// Gives up on a vCPU thread that did not stop: reports it and wakes
     /// the host's waiters. The thread keeps `Shared` and, through `Drop`,
     /// the guest memory.
@@ -803,6 +936,190 @@ impl Drop for Vm {
         // the vCPU thread has left the guest for good (kill returned
         // without abandoning it).
         unsafe { ManuallyDrop::drop(&mut self.ram) };
+    }
+}
+
+/// A VM built from a snapshot or a migration's base, not yet running
+/// ([`Vm::prepare_restore`]); dropping it frees everything.
+pub struct PreparedVm {
+    vcpu: kvm_ioctls::VcpuFd,
+    vm: VmFd,
+    ram: Mapping,
+    ram_fd: OwnedFd,
+    vnics: Vec<(Mapping, OwnedFd, VnicInfo)>,
+    cfg: VmConfig,
+    image: Option<&'static image::Image>,
+    mem: u64,
+    tsc_khz: u64,
+    writable_image: u64,
+    guard: u64,
+    wake: EventFd,
+    notify: EventFd,
+    kicks: Vec<EventFd>,
+    phases: Vec<(&'static str, Duration)>,
+    last: Instant,
+    /// From a snapshot (the registers must be loaded), not a cold boot.
+    restored: bool,
+    /// A whole snapshot's registers and when it was taken.
+    cpu: Option<(Box<CpuState>, i64)>,
+}
+
+impl PreparedVm {
+    /// Lets the VM run: a whole snapshot's registers are loaded, or, after
+    /// a migration's base, the `delta`'s pages and registers
+    /// ([`snapshot::FLAG_DELTA`], taken of the same VM after the base).
+    pub fn start(self, delta: Option<&snapshot::Snapshot>) -> Result<Vm, String> {
+        self.start_with(&mut |_| {}, delta)
+    }
+
+    fn start_with(
+        mut self,
+        prepare: &mut dyn FnMut(*mut u8),
+        delta: Option<&snapshot::Snapshot>,
+    ) -> Result<Vm, String> {
+        let lap = |name: &'static str, me: &mut PreparedVm| {
+            let now = Instant::now();
+            me.phases.push((name, now - me.last));
+            me.last = now;
+        };
+        if let Some(d) = delta {
+            if d.flags != snapshot::FLAG_DELTA {
+                return Err("not the second part of a live migration".into());
+            }
+            if self.cpu.is_some() || !self.restored {
+                return Err("a migration's second part follows its first part only".into());
+            }
+            if d.image_id != image_id() || d.memory != self.mem || d.vnics.len() != self.vnics.len()
+            {
+                return Err(
+                    "the migration's two parts do not match (memory, vNICs or guest image)".into(),
+                );
+            }
+            for (k, v) in d.vnics.iter().enumerate() {
+                if v.size != self.vnics[k].2.size {
+                    return Err(format!("the migration's two parts do not match (vNIC {k})"));
+                }
+            }
+            // SAFETY: the runs were checked to lie inside `mem` bytes and
+            // each vNIC's size, which the mappings are; the guest does not
+            // run yet.
+            unsafe {
+                write_pages(self.ram.ptr(), &d.ram);
+                for (k, runs) in d.vnic_pages.iter().enumerate() {
+                    write_pages(self.vnics[k].0.ptr(), runs);
+                }
+            }
+            self.cpu = Some((
+                Box::new(CpuState {
+                    regs: d.regs,
+                    sregs: d.sregs,
+                }),
+                d.taken_ns,
+            ));
+            lap("delta", &mut self);
+        }
+        if self.restored {
+            let Some((cpu, taken_ns)) = self.cpu.take() else {
+                return Err(
+                    "the first part of a live migration cannot run without its second".into(),
+                );
+            };
+            self.vcpu
+                .set_sregs(&cpu.sregs)
+                .map_err(|e| format!("KVM_SET_SREGS: {e}"))?;
+            self.vcpu
+                .set_regs(&cpu.regs)
+                .map_err(|e| format!("KVM_SET_REGS: {e}"))?;
+            // SAFETY: the boot information page is inside the RAM mapping
+            // and the guest does not run yet.
+            unsafe {
+                let at = self.ram.ptr().add(L::BOOTINFO_OFF as usize) as *mut BootInfo;
+                let mut bi = std::ptr::read_volatile(at);
+                rebase_guest_clock(&self.vcpu, &mut bi, self.tsc_khz, taken_ns)?;
+                std::ptr::write_volatile(at, bi);
+            }
+            lap("registers", &mut self);
+        }
+
+        prepare(self.ram.ptr());
+        lap("prepare hook", &mut self);
+
+        let PreparedVm {
+            mut vcpu,
+            vm,
+            ram,
+            ram_fd,
+            vnics,
+            cfg,
+            image,
+            mem,
+            tsc_khz,
+            writable_image,
+            guard,
+            wake,
+            notify,
+            kicks,
+            mut phases,
+            last,
+            ..
+        } = self;
+        let immediate_exit = &mut vcpu.get_kvm_run().immediate_exit as *mut u8;
+        let shared = Arc::new(Shared {
+            id: cfg.id,
+            console: cfg.console.clone(),
+            ram: ram.ptr() as usize,
+            guard_page: guard,
+            wake,
+            notify,
+            kicks,
+            exit: Mutex::new(None),
+            killed: AtomicBool::new(false),
+            abandoned: AtomicBool::new(false),
+            run: Mutex::new(RunState {
+                running: true,
+                immediate_exit,
+                thread: 0,
+            }),
+            run_cv: Condvar::new(),
+            first_exit: Mutex::new(None),
+            asleep: AtomicBool::new(false),
+            pause_req: AtomicBool::new(false),
+            pause: Mutex::new(Pause::Running),
+            pause_cv: Condvar::new(),
+        });
+        let t = vcpu::VcpuThread {
+            vcpu,
+            _vm: vm,
+            shared: shared.clone(),
+            started: Instant::now(),
+        };
+        // Hold the run lock until the thread id is recorded, so `kill` can
+        // always signal the right thread.
+        let handle = {
+            let mut rs = shared.run.lock().unwrap();
+            let h = std::thread::Builder::new()
+                .name(format!("vcpu-{}", cfg.id))
+                .stack_size(VCPU_STACK)
+                .spawn(move || t.run())
+                .map_err(|e| format!("cannot start the vCPU thread: {e}"))?;
+            rs.thread = h.as_pthread_t();
+            h
+        };
+        phases.push(("thread", last.elapsed()));
+        Ok(Vm {
+            shared,
+            ram: ManuallyDrop::new(ram),
+            ram_fd,
+            vnics,
+            vnic_cfg: cfg.vnics.clone(),
+            image,
+            mem,
+            tsc_khz,
+            writable_image,
+            phases,
+            thread: Mutex::new(Some(handle)),
+            shadow: Mutex::new(None),
+        })
     }
 }
 

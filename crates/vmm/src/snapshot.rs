@@ -29,6 +29,14 @@ use clickos_ring::layout::PAGE_SIZE;
 
 pub const MAGIC: &[u8; 16] = b"CLICKOS-SNAPSHOT";
 pub const VERSION: u32 = 1;
+/// Header flag: the first part of a live migration (pre-copy), taken
+/// while the guest ran: its RAM and vNIC pages as they were read, no
+/// registers. Not resumable alone.
+pub const FLAG_BASE: u32 = 1;
+/// Header flag: the second part of a live migration, taken paused: the
+/// registers and only the pages that differ from the base it follows
+/// (zero pages included; a page left out is the base's).
+pub const FLAG_DELTA: u32 = 2;
 const END: u32 = u32::MAX;
 const PAGE: usize = PAGE_SIZE as usize;
 
@@ -43,6 +51,8 @@ pub struct SnapVnic {
 
 /// A parsed, checked snapshot (nothing created yet).
 pub struct Snapshot {
+    /// 0 for a whole snapshot, else [`FLAG_BASE`] or [`FLAG_DELTA`].
+    pub flags: u32,
     pub image_id: u64,
     pub tsc_khz: u64,
     pub taken_ns: i64,
@@ -132,10 +142,14 @@ impl Default for Writer {
 
 impl Writer {
     pub fn new() -> Writer {
+        Self::with_flags(0)
+    }
+    /// A writer of a migration part ([`FLAG_BASE`], [`FLAG_DELTA`]).
+    pub fn with_flags(flags: u32) -> Writer {
         let mut buf = Vec::with_capacity(1 << 20);
         buf.extend_from_slice(MAGIC);
         buf.extend_from_slice(&VERSION.to_le_bytes());
-        buf.extend_from_slice(&0u32.to_le_bytes());
+        buf.extend_from_slice(&flags.to_le_bytes());
         buf.extend_from_slice(&0u64.to_le_bytes()); // body length, patched
         Writer { buf }
     }
@@ -272,6 +286,10 @@ pub fn parse(b: &[u8]) -> Result<Snapshot, String> {
             "snapshot version {version} is not supported (this clickos reads version {VERSION})"
         ));
     }
+    let flags = u32::from_le_bytes(b[20..24].try_into().unwrap());
+    if flags > FLAG_DELTA {
+        return Err(format!("snapshot is malformed (flags {flags:#x})"));
+    }
     let body = u64::from_le_bytes(b[24..32].try_into().unwrap());
     let want = 32u64.saturating_add(body).saturating_add(8);
     if (b.len() as u64) < want {
@@ -329,6 +347,7 @@ pub fn parse(b: &[u8]) -> Result<Snapshot, String> {
         return Err("snapshot is malformed (trailing bytes in its body)".into());
     }
     Ok(Snapshot {
+        flags,
         image_id,
         tsc_khz,
         taken_ns,

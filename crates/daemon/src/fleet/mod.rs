@@ -17,7 +17,9 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
 
 mod metrics;
+mod migrate;
 mod snapshot;
+pub use migrate::{Incoming, MigrateRequest};
 
 /// Largest configuration accepted (create and install).
 pub const MAX_CONFIG: usize = 16 << 20;
@@ -297,6 +299,22 @@ pub const MAX_METRICS: usize = 32;
 
 /// Checks a handler name given for export: `ELEMENT.HANDLER`, printable,
 /// no spaces or quotes.
+/// An instance that did not start, as an API error.
+fn launch_error(e: CreateError, resumed: bool) -> ApiError {
+    match e {
+        CreateError::Config(ConfigError::Invalid(lines)) => ApiError {
+            status: 422,
+            code: "config_refused",
+            message: "configuration refused".into(),
+            lines,
+        },
+        CreateError::Launch(m) if resumed => {
+            ApiError::new(422, "bad_snapshot", format!("cannot resume: {m}"))
+        }
+        e => ApiError::new(500, "launch_failed", e.to_string()),
+    }
+}
+
 fn check_metric(h: &str) -> Result<(), ApiError> {
     let ok = h.len() <= 256
         && h.contains('.')
@@ -501,6 +519,26 @@ impl Fleet {
         console: &Arc<Mutex<ConsoleRing>>,
         snapshot: Option<&[u8]>,
     ) -> Result<Running, ApiError> {
+        let (opts, attach) = self.instance_options(rec, console)?;
+        let t0 = Instant::now();
+        let inst = match snapshot {
+            None => {
+                let text = wire_text(&rec.config, &rec.config_file)?;
+                Instance::create(rec.id, &text, &opts)
+            }
+            Some(b) => Instance::resume(rec.id, b, &opts).map(|(i, _)| i),
+        }
+        .map_err(|e| launch_error(e, snapshot.is_some()))?;
+        let boot = t0.elapsed();
+        self.wire(rec, inst, &attach, boot)
+    }
+
+    /// The options `rec`'s instance runs with, and its vNICs' attachments.
+    fn instance_options(
+        &self,
+        rec: &Record,
+        console: &Arc<Mutex<ConsoleRing>>,
+    ) -> Result<(InstanceOptions, Vec<Attach>), ApiError> {
         let isolation: Isolation = rec.isolation.parse().map_err(ApiError::bad)?;
         isolation.available().map_err(|e| {
             ApiError::new(
@@ -534,26 +572,17 @@ impl Fleet {
             config_file: rec.config_file.clone(),
             ..InstanceOptions::default()
         };
-        let t0 = Instant::now();
-        let inst = match snapshot {
-            None => {
-                let text = wire_text(&rec.config, &rec.config_file)?;
-                Instance::create(rec.id, &text, &opts)
-            }
-            Some(b) => Instance::resume(rec.id, b, &opts).map(|(i, _)| i),
-        }
-        .map_err(|e| match e {
-            CreateError::Config(ConfigError::Invalid(lines)) => ApiError {
-                status: 422,
-                code: "config_refused",
-                message: "configuration refused".into(),
-                lines,
-            },
-            CreateError::Launch(m) if snapshot.is_some() => {
-                ApiError::new(422, "bad_snapshot", format!("cannot resume: {m}"))
-            }
-            e => ApiError::new(500, "launch_failed", e.to_string()),
-        })?;
+        Ok((opts, attach))
+    }
+
+    /// Wires a started instance's vNICs through a switch of its own.
+    fn wire(
+        &self,
+        rec: &Record,
+        inst: Instance,
+        attach: &[Attach],
+        boot: Duration,
+    ) -> Result<Running, ApiError> {
         if inst.vnic_count() != attach.len() {
             return Err(ApiError::bad(format!(
                 "the snapshot has {} vNICs, {} attachments given",
@@ -561,7 +590,6 @@ impl Fleet {
                 attach.len()
             )));
         }
-        let boot = t0.elapsed();
         let (sw, vnic_ports) = if attach.is_empty() {
             (None, Vec::new())
         } else {
@@ -570,7 +598,7 @@ impl Fleet {
                 ..SwitchOptions::default()
             })
             .map_err(|e| ApiError::new(500, "switch_failed", e))?;
-            let w = clickos_switch::wire_instance(&sw, &inst, &rec.name, &attach)
+            let w = clickos_switch::wire_instance(&sw, &inst, &rec.name, attach)
                 .map_err(|e| ApiError::bad(format!("wiring: {e}")))?;
             (Some(sw), w.vnics)
         };

@@ -214,6 +214,49 @@ impl Fleet {
                 format!("cannot resume: the snapshot was not taken by a clickos daemon ({err})"),
             )
         })?;
+        let old_name = old.name.clone();
+        let entry = self.reserve(caller, quota, &req, old)?;
+        let _ops = lock(&entry.ops);
+        let rec = lock(&entry.st).rec.clone();
+        let fail = |e: ApiError| {
+            lock(&self.entries).remove(&rec.name);
+            e
+        };
+        let run = self
+            .launch_from(&rec, &entry.console, Some(&snap))
+            .map_err(fail)?;
+        self.persist(&rec).map_err(fail)?;
+        let took = run.boot;
+        {
+            let mut st = lock(&entry.st);
+            st.run = Some(run);
+            st.state = "running";
+        }
+        self.events.push(
+            "resumed",
+            &rec,
+            format!(
+                "resumed from a snapshot of '{}' in {:.3} ms",
+                old_name,
+                took.as_secs_f64() * 1e3
+            ),
+            Vec::new(),
+        );
+        let mut v = self.view_entry(&entry, false);
+        v["resume_ms"] = json!(took.as_secs_f64() * 1e3);
+        Ok(v)
+    }
+
+    /// Reserves a new instance's name for a snapshot (or migration) of
+    /// `old`: its entry is `starting`, with a new id, the name and vNICs
+    /// `req` gives (else `old`'s), within the caller's quota.
+    pub(super) fn reserve(
+        &self,
+        caller: &Caller,
+        quota: Quota,
+        req: &ResumeRequest,
+        old: Record,
+    ) -> Result<Arc<Entry>, ApiError> {
         let name = req.name.clone().unwrap_or(old.name.clone());
         check_name(&name)?;
         let vnics = req.vnics.clone().unwrap_or(old.vnics.clone());
@@ -221,7 +264,7 @@ impl Fleet {
             v.parse::<Attach>().map_err(ApiError::bad)?;
         }
         let tenant = caller.tenant().to_string();
-        let entry = {
+        Ok({
             let mut entries = lock(&self.entries);
             if entries.contains_key(&name) {
                 return Err(ApiError::new(
@@ -269,36 +312,7 @@ impl Fleet {
             let entry = Entry::starting(rec);
             entries.insert(name.clone(), entry.clone());
             entry
-        };
-        let _ops = lock(&entry.ops);
-        let rec = lock(&entry.st).rec.clone();
-        let fail = |e: ApiError| {
-            lock(&self.entries).remove(&rec.name);
-            e
-        };
-        let run = self
-            .launch_from(&rec, &entry.console, Some(&snap))
-            .map_err(fail)?;
-        self.persist(&rec).map_err(fail)?;
-        let took = run.boot;
-        {
-            let mut st = lock(&entry.st);
-            st.run = Some(run);
-            st.state = "running";
-        }
-        self.events.push(
-            "resumed",
-            &rec,
-            format!(
-                "resumed from a snapshot of '{}' in {:.3} ms",
-                old.name,
-                took.as_secs_f64() * 1e3
-            ),
-            Vec::new(),
-        );
-        let mut v = self.view_entry(&entry, false);
-        v["resume_ms"] = json!(took.as_secs_f64() * 1e3);
-        Ok(v)
+        })
     }
 
     /// Ends every running instance (their desired state stays). A running
