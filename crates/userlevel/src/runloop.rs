@@ -132,7 +132,19 @@ pub fn drive_with(
         if hooks.is_some_and(|h| !h.check(router)) {
             break;
         }
-        match router.run_pass() {
+        let rs = match sel.filter(|s| s.has_fds()) {
+            // A pass ends early once an element spins on an empty source
+            // (a FromDevice's busy poll) and the descriptors are due for a
+            // look: the reply waiting on another interface must not wait
+            // out up to 128 runs of that spin.
+            Some(s) => {
+                let due = last_poll + BUSY_POLL;
+                s.take_spinning();
+                router.run_pass_until(|| s.spinning() && Instant::now() >= due)
+            }
+            None => router.run_pass(),
+        };
+        match rs {
             RunState::Busy => {
                 let Some(s) = sel else { continue };
                 passes += 1;

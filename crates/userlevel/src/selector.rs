@@ -5,7 +5,7 @@
 
 use click::prelude::*;
 use std::any::Any;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::os::fd::RawFd;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
@@ -43,6 +43,9 @@ pub struct Selector {
     /// with no timers (a ControlSocket waiting for clients).
     holders: RefCell<Vec<usize>>,
     scratch: RefCell<(Vec<libc::pollfd>, Vec<usize>)>,
+    /// An element found its source empty and keeps its task running
+    /// (a FromDevice's busy poll) since the run loop last looked.
+    spinning: Cell<bool>,
 }
 
 impl Selector {
@@ -75,6 +78,24 @@ impl Selector {
         if on {
             h.push(elem);
         }
+    }
+
+    /// Element says it ran with nothing to do and stays scheduled to look
+    /// again (busy polling): the run loop then ends its pass as soon as
+    /// the descriptors are due for a look, instead of running that spin
+    /// for the rest of the pass.
+    pub fn note_spinning(&self) {
+        self.spinning.set(true);
+    }
+
+    /// Whether an element spins since [`Selector::take_spinning`].
+    pub fn spinning(&self) -> bool {
+        self.spinning.get()
+    }
+
+    /// Reads and clears the spinning flag.
+    pub fn take_spinning(&self) -> bool {
+        self.spinning.replace(false)
     }
 
     pub fn keeps_running(&self) -> bool {

@@ -404,6 +404,9 @@ impl Element for FromDevice {
         let now = cx.now();
         let since = *self.empty_since.get_or_insert(now);
         if (now - since).nsec() < self.busy_poll_ns {
+            if let Some(sel) = selector(cx) {
+                sel.note_spinning();
+            }
             return true;
         }
         self.empty_since = None;
