@@ -201,7 +201,11 @@ impl Program {
         kind: Kind,
         warnings: Vec<String>,
     ) -> Program {
-        let (nodes, entry) = compile::compile_rules(&rules, true);
+        let sort = match kind {
+            Kind::Classifier => compile::SortKey::Classifier,
+            Kind::Ip => compile::SortKey::Ip,
+        };
+        let (nodes, entry) = compile::compile_rules(&rules, true, Some(sort));
         let insns: Vec<Insn> = nodes
             .iter()
             .map(|n: &Node| Insn {
