@@ -47,6 +47,65 @@ pub(crate) struct Node {
 struct Builder {
     nodes: Vec<Node>,
     cons: BTreeMap<Node, Target>,
+    /// Sort runs of single-test conjuncts as Click's
+    /// `bubble_sort_and_exprs` does (`None`: keep the written order).
+    sort: Option<SortKey>,
+}
+
+/// How conjuncts are ordered: by offset (IP programs with the protocol
+/// word first, as Click's IPFilter offset map puts it), then mask, then
+/// value.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SortKey {
+    Classifier,
+    Ip,
+}
+
+impl SortKey {
+    fn key(self, e: &Expr) -> Option<(u32, u32, u32)> {
+        // Only plain tests move: Click swaps two tests only when both
+        // fail to the same place, which a negated test does not.
+        let Expr::Atom(a, _) = e else { return None };
+        let off = match self {
+            SortKey::Classifier => a.off,
+            SortKey::Ip if a.transp => a.off.saturating_add(512),
+            // the protocol word (Click: offset_net + 8 -> offset_net + 3)
+            SortKey::Ip if a.off == 8 => 259,
+            SortKey::Ip => a.off.saturating_add(256),
+        };
+        Some((off, a.mask, a.value))
+    }
+
+    /// Stable-sorts each maximal run of single-test conjuncts (AND is
+    /// commutative: every test is a plain boolean of the packet, short
+    /// packets included, so the order changes only the walk).
+    fn sort_run(self, v: &[Expr]) -> Vec<&Expr> {
+        // A disjunction holding one of the conjunction's own tests is true
+        // whenever the conjunction is (`udp && (tcp || udp) && ...`, as a
+        // port primitive after `udp` makes): drop it, so it does not
+        // split the run of tests to sort.
+        let implied = |e: &Expr| match e {
+            Expr::Or(w) => w
+                .iter()
+                .any(|d| matches!(d, Expr::Atom(..)) && v.contains(d)),
+            _ => false,
+        };
+        let mut out: Vec<&Expr> = v.iter().filter(|e| !implied(e)).collect();
+        let mut i = 0;
+        while i < out.len() {
+            if self.key(out[i]).is_none() {
+                i += 1;
+                continue;
+            }
+            let mut j = i;
+            while j < out.len() && self.key(out[j]).is_some() {
+                j += 1;
+            }
+            out[i..j].sort_by_key(|e| self.key(e));
+            i = j;
+        }
+        out
+    }
 }
 
 impl Builder {
@@ -79,7 +138,14 @@ impl Builder {
                 no: f,
             }),
             Expr::Not(e) => self.compile(e, f, t),
-            Expr::And(v) => v.iter().rev().fold(t, |cur, e| self.compile(e, cur, f)),
+            Expr::And(v) => match self.sort {
+                Some(k) => k
+                    .sort_run(v)
+                    .into_iter()
+                    .rev()
+                    .fold(t, |cur, e| self.compile(e, cur, f)),
+                None => v.iter().rev().fold(t, |cur, e| self.compile(e, cur, f)),
+            },
             Expr::Or(v) => v.iter().rev().fold(f, |cur, e| self.compile(e, t, cur)),
             Expr::Ite(c, a, b) => {
                 let ta = self.compile(a, t, f);
@@ -145,8 +211,15 @@ fn intersect(into: &mut Vec<Fact>, other: &[Fact]) {
 /// Compiles `(expr, target)` rules, first match wins, else `DROP`.
 /// Returns `(nodes, entry)`, nodes ordered so that every jump is forward
 /// and the entry (if an instruction) is node 0.
-pub(crate) fn compile_rules(rules: &[(Expr, Target)], optimize: bool) -> (Vec<Node>, Target) {
-    let mut b = Builder::default();
+pub(crate) fn compile_rules(
+    rules: &[(Expr, Target)],
+    optimize: bool,
+    sort: Option<SortKey>,
+) -> (Vec<Node>, Target) {
+    let mut b = Builder {
+        sort,
+        ..Builder::default()
+    };
     let mut entry = DROP;
     for (e, t) in rules.iter().rev() {
         entry = b.compile(e, *t, entry);

@@ -100,11 +100,31 @@ enum Kind {
     Ip,
 }
 
+/// The [`Program::code`] of a packet that is dropped.
+pub const DROP_CODE: u32 = !DROP as u32;
+
+/// A result target as a [`Program::code`].
+#[inline(always)]
+fn result_code(t: Target) -> u32 {
+    !t as u32
+}
+
 /// A compiled classification program.
 #[derive(Clone, Debug)]
 pub struct Program {
     insns: Vec<Insn>,
     fast: Vec<Fast>,
+    /// The fast table specialised for a packet whose transport header is
+    /// at 20 (an IP header without options; Classifier programs have no
+    /// transport words): every offset is from the data start, `tsel` is
+    /// zero, so a step skips the base selection.
+    flat: Vec<Fast>,
+    /// Packets at least this long hold every word `flat` reads.
+    safe_flat: usize,
+    /// The flat table applies when `data[0] & hl_mask == hl_want`
+    /// (IP: the IHL nibble is 5; Classifier: always).
+    hl_mask: u8,
+    hl_want: u8,
     /// Packets at least this long hold every network-relative word...
     safe_net: usize,
     /// ... and, past the transport base, every transport-relative one.
@@ -181,7 +201,11 @@ impl Program {
         kind: Kind,
         warnings: Vec<String>,
     ) -> Program {
-        let (nodes, entry) = compile::compile_rules(&rules, true);
+        let sort = match kind {
+            Kind::Classifier => compile::SortKey::Classifier,
+            Kind::Ip => compile::SortKey::Ip,
+        };
+        let (nodes, entry) = compile::compile_rules(&rules, true, Some(sort));
         let insns: Vec<Insn> = nodes
             .iter()
             .map(|n: &Node| Insn {
@@ -229,6 +253,25 @@ impl Program {
                 ..f
             })
             .collect();
+        // The flat table: transport words moved to their offset in a packet
+        // whose IP header has no options.
+        let flat: Vec<Fast> = fast
+            .iter()
+            .map(|f| Fast {
+                off: if f.tsel != 0 {
+                    f.off.saturating_add(20)
+                } else {
+                    f.off
+                },
+                tsel: 0,
+                ..*f
+            })
+            .collect();
+        let safe_flat = flat.iter().map(|f| f.off as usize + 4).max().unwrap_or(0);
+        let (hl_mask, hl_want) = match kind {
+            Kind::Ip => (0x0f, 5),
+            Kind::Classifier => (0, 0),
+        };
         let reach = |transp: bool| {
             insns
                 .iter()
@@ -242,6 +285,10 @@ impl Program {
             safe_transp: reach(true),
             insns,
             fast,
+            flat,
+            safe_flat,
+            hl_mask,
+            hl_want,
             entry,
             noutputs,
             kind,
@@ -255,6 +302,10 @@ impl Program {
     /// Returns the output port, or None to drop.
     #[inline(always)]
     pub fn matches(&self, data: &[u8]) -> Option<usize> {
+        if self.entry >= 0 && self.flat_ok(data) {
+            // SAFETY: `flat_ok` checked the length against `safe_flat`.
+            return decode(unsafe { self.walk_flat(data.as_ptr()) } as Target);
+        }
         if self.entry >= 0 {
             let tbase = if self.kind == Kind::Ip {
                 transport_base(data)
@@ -363,54 +414,126 @@ impl Program {
     /// [`matches4`](Self::matches4) for `N` packets.
     #[inline]
     pub fn matches_n<const N: usize>(&self, d: [&[u8]; N]) -> [Option<usize>; N] {
+        self.codes_n(d).map(|c| {
+            if c == DROP_CODE {
+                None
+            } else {
+                Some(c as usize)
+            }
+        })
+    }
+
+    /// [`matches`](Self::matches) as a code: the output port, or
+    /// [`DROP_CODE`] to drop.
+    #[inline]
+    pub fn code(&self, data: &[u8]) -> u32 {
+        if self.entry >= 0 && self.flat_ok(data) {
+            // SAFETY: `flat_ok` checked the length against `safe_flat`.
+            return result_code(unsafe { self.walk_flat(data.as_ptr()) } as Target);
+        }
+        match self.matches(data) {
+            Some(p) => p as u32,
+            None => DROP_CODE,
+        }
+    }
+
+    /// [`code`](Self::code) for `N` packets at once. The walks are
+    /// independent, so running them in lockstep lets the processor overlap
+    /// their chains of dependent loads (one walk alone waits on every
+    /// step's word before it knows the next step).
+    #[inline]
+    pub fn codes_n<const N: usize>(&self, d: [&[u8]; N]) -> [u32; N] {
         let entry = self.entry;
         if entry < 0 {
-            return [decode(entry); N];
+            return [result_code(entry); N];
         }
-        let mut tb = [0usize; N];
-        for i in 0..N {
-            if self.kind == Kind::Ip {
-                tb[i] = transport_base(d[i]);
-            }
-            if d[i].len() < self.safe_net || d[i].len() < tb[i] + self.safe_transp {
-                return d.map(|x| self.matches(x));
+        if d.iter().fold(true, |a, x| a & self.flat_ok(x)) {
+            // SAFETY: `flat_ok` checked every packet's length against
+            // `safe_flat`, and `entry >= 0`.
+            let t = unsafe { self.walk_flat_n(d.map(|x| x.as_ptr())) };
+            return t.map(|t| result_code(t as Target));
+        }
+        d.map(|x| self.code(x))
+    }
+
+    /// True if the flat table applies to `data` (an IP packet without
+    /// options, or any Classifier packet) and `data` holds every word it
+    /// reads.
+    #[inline(always)]
+    fn flat_ok(&self, data: &[u8]) -> bool {
+        data.len() >= self.safe_flat
+            && data
+                .first()
+                .is_some_and(|b| b & self.hl_mask == self.hl_want)
+    }
+
+    /// The flat-table instruction at byte offset `t`.
+    ///
+    /// # Safety
+    /// As for [`node`](Self::node) (`flat` has the layout of `fast`).
+    #[inline(always)]
+    unsafe fn flat_node(&self, t: isize) -> &Fast {
+        // SAFETY: the caller's promise; `flat` and `fast` have the same
+        // length and successors.
+        unsafe {
+            &*self
+                .flat
+                .as_ptr()
+                .cast::<u8>()
+                .add(t as usize)
+                .cast::<Fast>()
+        }
+    }
+
+    /// The walk over the flat table: one load, mask and compare per step.
+    ///
+    /// # Safety
+    /// `self.entry >= 0`, and the packet at `ptr` is at least `safe_flat`
+    /// bytes long (and, for IP programs, its IHL is 5).
+    #[inline(always)]
+    unsafe fn walk_flat(&self, ptr: *const u8) -> isize {
+        let mut t = self.fast_entry();
+        loop {
+            // SAFETY: `t` is an instruction's byte offset (see `walk`).
+            let f = unsafe { self.flat_node(t) };
+            // SAFETY: `f.off + 4 <= safe_flat <=` the packet's length.
+            let w = unsafe { ptr.add(f.off as usize).cast::<u32>().read_unaligned() };
+            t = f.next[usize::from(w & f.mask == f.value)];
+            if t < 0 {
+                return t;
             }
         }
-        let ptr = d.map(|x| x.as_ptr());
+    }
+
+    /// [`walk_flat`](Self::walk_flat) for `N` packets in lockstep.
+    ///
+    /// # Safety
+    /// As for [`walk_flat`](Self::walk_flat), for every packet.
+    #[inline(always)]
+    unsafe fn walk_flat_n<const N: usize>(&self, ptr: [*const u8; N]) -> [isize; N] {
         let mut t = [self.fast_entry(); N];
         // Step all while all are walking (the usual case: packets of a
         // batch tend to take the same path, and end together) ...
         while t.iter().fold(0, |a, &x| a | x) >= 0 {
             for i in 0..N {
-                // SAFETY: as in `matches`: `t[i]` is an instruction index,
-                // and every packet is at least the safe length.
-                let f = unsafe { self.node(t[i]) };
-                let start = f.off as usize + (tb[i] & f.tsel as usize);
-                // SAFETY: as in `matches`.
-                let w = unsafe { ptr[i].add(start).cast::<u32>().read_unaligned() };
-                t[i] = if w & f.mask == f.value {
-                    f.next[1]
-                } else {
-                    f.next[0]
-                };
+                // SAFETY: as in `walk_flat`.
+                let f = unsafe { self.flat_node(t[i]) };
+                // SAFETY: as in `walk_flat`.
+                let w = unsafe { ptr[i].add(f.off as usize).cast::<u32>().read_unaligned() };
+                t[i] = f.next[usize::from(w & f.mask == f.value)];
             }
         }
         // ... then finish the others one at a time.
         for i in 0..N {
             while t[i] >= 0 {
                 // SAFETY: as above.
-                let f = unsafe { self.node(t[i]) };
-                let start = f.off as usize + (tb[i] & f.tsel as usize);
+                let f = unsafe { self.flat_node(t[i]) };
                 // SAFETY: as above.
-                let w = unsafe { ptr[i].add(start).cast::<u32>().read_unaligned() };
-                t[i] = if w & f.mask == f.value {
-                    f.next[1]
-                } else {
-                    f.next[0]
-                };
+                let w = unsafe { ptr[i].add(f.off as usize).cast::<u32>().read_unaligned() };
+                t[i] = f.next[usize::from(w & f.mask == f.value)];
             }
         }
-        t.map(|t| decode(t as Target))
+        t
     }
 
     /// Number of instructions executed to classify `data` (for tuning and

@@ -687,3 +687,84 @@ fn four_walks_in_lockstep_agree_with_one() {
         assert_eq!(prog.matches4(d), d.map(|x| prog.matches(x)), "{i:?}");
     }
 }
+
+/// The bench firewall's rules compile to the program Click 2.1 prints
+/// (conjunct tests sorted by offset, protocol word first; the port
+/// primitive's `tcp || udp` dropped after `udp`), so the allowed UDP
+/// packet takes Click's nine steps, not more.
+#[test]
+fn firewall_program_is_clicks() {
+    let rules = [
+        "deny src net 192.168.0.0/16",
+        "deny dst net 172.16.0.0/12",
+        "allow tcp && dst port 80",
+        "allow tcp && dst port 443",
+        "allow tcp && dst port 22 && src net 10.1.0.0/16",
+        "deny udp && dst port 53 && not src net 10.0.0.0/8",
+        "allow udp && dst port 123",
+        "deny icmp type echo",
+        "allow udp && src net 10.0.0.0/8 && dst port 5678",
+        "deny all",
+    ];
+    let p = Program::compile_ip_filter(&rules, 1).unwrap();
+    let want = " 0 268/c0a80000%ffff0000  yes->[X]  no->step 1
+ 1 272/ac100000%fff00000  yes->[X]  no->step 2
+ 2 264/00060000%00ff0000  yes->step 3  no->step 8
+ 3 260/00000000%00001fff  yes->step 4  no->[X]
+ 4 512/00000050%0000ffff  yes->[0]  no->step 5
+ 5 512/000001bb%0000ffff  yes->[0]  no->step 6
+ 6 268/0a010000%ffff0000  yes->step 7  no->[X]
+ 7 512/00000016%0000ffff  yes->[0]  no->[X]
+ 8 264/00110000%00ff0000  yes->step 9  no->[X]
+ 9 260/00000000%00001fff  yes->step 10  no->[X]
+10 512/00000035%0000ffff  yes->[X]  no->step 11
+11 512/0000007b%0000ffff  yes->[0]  no->step 12
+12 268/0a000000%ff000000  yes->step 13  no->[X]
+13 512/0000162e%0000ffff  yes->[0]  no->[X]
+safe length 516
+alignment offset 0
+";
+    assert_eq!(p.dump(), want);
+    let pkt = udp(1234, 5678).src([10, 0, 0, 1]).bytes();
+    assert_eq!(p.steps(&pkt), 9);
+    assert_eq!(p.matches(&pkt), Some(0));
+}
+
+/// The flat table (IHL 5) and the general walk (any IHL) agree: the same
+/// transport header behind a 20-byte and a 24-byte IP header classifies
+/// the same, through `matches`, `code` and `codes_n`.
+#[test]
+fn flat_and_general_walks_agree() {
+    let p = Program::compile_ip_filter(
+        &[
+            "0 tcp && dst port 80",
+            "1 udp && src net 10.0.0.0/8 && dst port 5678",
+            "2 icmp type echo",
+        ],
+        3,
+    )
+    .unwrap();
+    let with_opts = |b: &[u8]| {
+        let mut v = b.to_vec();
+        v[0] = 0x46;
+        v.splice(20..20, [1, 1, 1, 0]);
+        v
+    };
+    let cases: Vec<(Vec<u8>, Option<usize>)> = vec![
+        (tcp(1, 80, 0x02).bytes(), Some(0)),
+        (udp(1234, 5678).src([10, 0, 0, 1]).bytes(), Some(1)),
+        (udp(1234, 5678).src([11, 0, 0, 1]).bytes(), None),
+        (icmp(8, 0).bytes(), Some(2)),
+        (icmp(0, 0).bytes(), None),
+    ];
+    for (b, want) in &cases {
+        let o = with_opts(b);
+        for d in [&b[..], &o[..]] {
+            assert_eq!(p.matches(d), *want, "{d:?}");
+            assert_eq!(p.matches(d), p.reference_matches(d), "{d:?}");
+            let code = want.map(|w| w as u32).unwrap_or(crate::DROP_CODE);
+            assert_eq!(p.code(d), code, "{d:?}");
+            assert_eq!(p.codes_n([d, d, d, d]), [code; 4], "{d:?}");
+        }
+    }
+}

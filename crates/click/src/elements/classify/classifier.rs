@@ -1,6 +1,6 @@
 //! Classifier: classifies packets by contents (offset/value patterns).
 
-use super::{dispatch, port_code};
+use super::{code_port, dispatch};
 use crate::prelude::*;
 use alloc::format;
 use click_classify::Program;
@@ -68,9 +68,10 @@ impl Element for Classifier {
     fn push_batch(&mut self, _port: usize, batch: Batch, cx: &Ctx) {
         let Some(prog) = &self.prog else { return };
         self.ports.clear();
+        let n = self.noutputs as u32;
+        self.ports.reserve(batch.len());
         for p in &batch {
-            self.ports
-                .push(port_code(prog.matches(p.data()), self.noutputs));
+            self.ports.push(code_port(prog.code(p.data()), n));
         }
         dispatch(batch, &self.ports, cx);
     }

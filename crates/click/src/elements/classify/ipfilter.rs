@@ -1,6 +1,6 @@
 //! IPFilter: filters IP packets by contents with tcpdump-like rules.
 
-use super::{dispatch, port_code, DROP_PORT};
+use super::{code_port, dispatch, DROP_PORT};
 use crate::prelude::*;
 use click_classify::Program;
 use click_lang::args::split_args;
@@ -23,9 +23,9 @@ impl IpMatcher {
     /// header annotation are dropped (Click requires CheckIPHeader or
     /// MarkIPHeader upstream).
     #[inline]
-    pub(crate) fn port_for(prog: &Program, noutputs: usize, p: &Packet) -> u32 {
+    pub(crate) fn port_for(prog: &Program, noutputs: u32, p: &Packet) -> u32 {
         match p.network_header() {
-            Some(d) => port_code(prog.matches(d), noutputs),
+            Some(d) => code_port(prog.code(d), noutputs),
             None => DROP_PORT,
         }
     }
@@ -33,7 +33,7 @@ impl IpMatcher {
     #[inline]
     pub(crate) fn push(&mut self, p: Packet, cx: &Ctx) {
         let Some(prog) = &self.prog else { return };
-        let o = Self::port_for(prog, self.noutputs, &p);
+        let o = Self::port_for(prog, self.noutputs as u32, &p);
         if o != DROP_PORT {
             cx.push(o as usize, p);
         }
@@ -42,15 +42,16 @@ impl IpMatcher {
     #[inline]
     pub(crate) fn push_batch(&mut self, batch: Batch, cx: &Ctx) {
         let Some(prog) = &self.prog else { return };
-        let n = self.noutputs;
+        let n = self.noutputs as u32;
         self.ports.clear();
-        // LANES walks at a time (see `Program::matches_n`)
+        self.ports.reserve(batch.len());
+        // LANES walks at a time (see `Program::codes_n`)
         let mut chunks = batch.chunks_exact(LANES);
         for c in &mut chunks {
             let hs: [Option<&[u8]>; LANES] = core::array::from_fn(|i| c[i].network_header());
             if hs.iter().all(|h| h.is_some()) {
-                let r = prog.matches_n(hs.map(|h| h.unwrap_or_default()));
-                self.ports.extend(r.map(|r| port_code(r, n)));
+                let r = prog.codes_n(hs.map(|h| h.unwrap_or_default()));
+                self.ports.extend(r.map(|r| code_port(r, n)));
             } else {
                 self.ports
                     .extend(c.iter().map(|p| Self::port_for(prog, n, p)));

@@ -51,12 +51,14 @@ fn dispatch_mixed(batch: Batch, ports: &[u32], cx: &Ctx) {
     }
 }
 
-/// Maps a program result to a dispatch port, dropping results beyond the
-/// connected outputs (Click's `checked_output_push`).
-#[inline]
-pub(crate) fn port_code(r: Option<usize>, noutputs: usize) -> u32 {
-    match r {
-        Some(o) if o < noutputs => o as u32,
-        _ => DROP_PORT,
+/// Maps a [`Program::code`](click_classify::Program::code) to a dispatch
+/// port, dropping results beyond the connected outputs (and
+/// [`DROP_CODE`](click_classify::DROP_CODE), which is beyond them all).
+#[inline(always)]
+pub(crate) fn code_port(code: u32, noutputs: u32) -> u32 {
+    if code < noutputs {
+        code
+    } else {
+        DROP_PORT
     }
 }
