@@ -644,7 +644,7 @@ class ClickOSNat(Forwarder):
     address and a port from 1024-65535, the TTL decremented as a router
     does, AF_XDP on both sides. Compared in the same run with LinuxMasq."""
 
-    group = "clickos"
+    group = "clickos-nat"
     name = "clickos-nat"
     label = "clickos NAT (IPRewriter pattern to m1's address), AF_XDP"
 
@@ -1247,6 +1247,20 @@ def render(results, sizes, meta):
                 f" {bratio(b, nft_b)} |"
             )
         out.append(row)
+    if get("clickos-nat", sizes[0], "full_forwarded") is not None and get("linux-masq", sizes[0], "full_forwarded") is not None:
+        out.append("")
+        out.append("Source NAT: clickos (IPRewriter pattern) against Linux forwarding + nftables masquerade, same run:")
+        out.append("")
+        head, sep = "| NAT |", "|---|"
+        row = "| clickos-nat / linux-masq |"
+        for s in sizes:
+            head += f" {s} B (a) | {s} B (b) |"
+            sep += "---|---|"
+            a = get("clickos-nat", s, "full_forwarded")
+            b = (get("clickos-nat", s, "no_loss_rate"), bool(get("clickos-nat", s, "no_loss_generator_limited")))
+            m = (get("linux-masq", s, "no_loss_rate"), bool(get("linux-masq", s, "no_loss_generator_limited")))
+            row += f" {ratio(a, get('linux-masq', s, 'full_forwarded'))} | {bratio(b, m)} |"
+        out += [head, sep, row]
     vms = [r for r in results if r["group"] == "clickos-vm" and not r.get("unavailable")]
     if vms:
         out.append("")
