@@ -252,3 +252,48 @@ fn a_pass_yields_after_the_task_run_under_way() {
         ("65".into(), "65".into())
     );
 }
+
+// ---- the graph walk behind NeighborhoodTest (Click's ElementNeighborhoodTracker)
+
+#[test]
+fn neighborhood_walks_breadth_first_by_port_and_distance() {
+    let r = router(
+        "d :: Idle -> c :: Null -> b :: Null -> a :: Null -> n :: NeighborhoodTest;
+         n -> x :: Null -> y :: Null -> z :: Idle;
+         a2 :: Idle -> [1]n;
+         n[1] -> x2 :: Idle;",
+    );
+    let read = |h: &str, p: &str| r.router.read_handler_param(h, p).unwrap();
+    let lines = |s: String| s.lines().map(String::from).collect::<Vec<_>>();
+    assert_eq!(
+        lines(r.router.read_handler("n.upstream").unwrap()),
+        ["a", "a2"]
+    );
+    assert_eq!(lines(read("n.upstream", "2")), ["a", "a2", "b"]);
+    assert_eq!(lines(read("n.upstream", "3")), ["a", "a2", "b", "c"]);
+    // far enough to reach the end, and no further
+    assert_eq!(lines(read("n.upstream", "10")), ["a", "a2", "b", "c", "d"]);
+    assert_eq!(lines(read("n.upstream0", "2")), ["a", "b"]);
+    assert_eq!(lines(read("n.upstream1", "2")), ["a2"]);
+    assert_eq!(lines(read("n.downstream", "")), ["x", "x2"]);
+    assert_eq!(lines(read("n.downstream0", "3")), ["x", "y", "z"]);
+    assert_eq!(lines(read("n.downstream1", "5")), ["x2"]);
+    assert_eq!(read("n.upstream", "0"), "");
+    assert!(r.router.read_handler_param("n.upstream", "two").is_err());
+    // ports that do not exist are not handlers
+    assert!(r.router.read_handler("n.upstream2").is_err());
+    assert!(r.router.read_handler("n.downstream01").is_err());
+}
+
+#[test]
+fn neighborhood_reaches_each_element_once_around_a_cycle() {
+    // n -> p -> q -> n: downstream of n, q's output leads back to n itself.
+    let r = router(
+        "s :: Idle -> [0]n :: NeighborhoodTest;
+         n -> p :: Null -> q :: Tee(2); q[0] -> [1]n; q[1] -> t :: Discard;",
+    );
+    let got = r.router.read_handler_param("n.downstream", "9").unwrap();
+    assert_eq!(got.lines().collect::<Vec<_>>(), ["p", "q", "n", "t"]);
+    let up = r.router.read_handler_param("n.upstream1", "2").unwrap();
+    assert_eq!(up.lines().collect::<Vec<_>>(), ["q", "p"]);
+}

@@ -400,6 +400,19 @@ impl<'a> Ctx<'a> {
     pub fn nearby_storage(&self, port: usize, downstream: bool) -> Vec<usize> {
         self.core.nearby_storage(self.me, port, downstream)
     }
+    /// The elements within `diameter` connections of this element's output
+    /// `port` (`downstream`) or input `port`, every port when `port` is
+    /// `None`, in the order first reached (Click's
+    /// `ElementNeighborhoodTracker`; every element is crossed from each
+    /// input to each output). Element indices.
+    pub fn neighborhood(
+        &self,
+        port: Option<usize>,
+        downstream: bool,
+        diameter: usize,
+    ) -> Vec<usize> {
+        self.core.neighborhood(self.me, port, downstream, diameter)
+    }
     /// The length element `elem` reports through [`Element::queue_len`]
     /// (`None` if it is not a Storage element, or is busy right now).
     pub fn storage_len(&self, elem: usize) -> Option<usize> {

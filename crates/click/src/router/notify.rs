@@ -265,6 +265,49 @@ impl Core {
         UpstreamSignal::Signals(found)
     }
 
+    /// The elements within `diameter` connections of element `me`'s
+    /// output `port` (`downstream`) or input `port` (upstream), every port
+    /// when `port` is `None`: Click's `ElementNeighborhoodTracker` passed to
+    /// `Router::visit_downstream`/`visit_upstream`. Breadth first, each
+    /// element once, in the order first reached (at a distance, in the
+    /// order of the configuration's connections). Elements are crossed from
+    /// every input to every output, Click's default flow code (`x/x`).
+    pub(super) fn neighborhood(
+        &self,
+        me: usize,
+        port: Option<usize>,
+        downstream: bool,
+        diameter: usize,
+    ) -> Vec<usize> {
+        let mut reached = vec![false; self.slots.len()];
+        let mut found = Vec::new();
+        let mut frontier = vec![(me, port)];
+        for _ in 0..diameter {
+            let mut next = Vec::new();
+            for &(e, p) in &frontier {
+                for &(f, fp, t, tp) in &self.connections {
+                    let hit = if downstream {
+                        (f == e && p.is_none_or(|p| p == fp)).then_some(t)
+                    } else {
+                        (t == e && p.is_none_or(|p| p == tp)).then_some(f)
+                    };
+                    if let Some(x) = hit {
+                        if !reached[x] {
+                            reached[x] = true;
+                            found.push(x);
+                            next.push((x, None));
+                        }
+                    }
+                }
+            }
+            if next.is_empty() {
+                break;
+            }
+            frontier = next;
+        }
+        found
+    }
+
     /// The nearest Storage elements from element `me`'s output (or input)
     /// `port` (see [`Ctx::nearby_storage`](super::Ctx::nearby_storage)).
     pub(super) fn nearby_storage(&self, me: usize, port: usize, downstream: bool) -> Vec<usize> {

@@ -22,6 +22,7 @@ pub mod linkunqueue;
 pub mod markmacheader;
 pub mod message;
 pub mod meter;
+pub mod neighborhoodtest;
 pub mod notifierdebug;
 pub mod null;
 pub mod pad;
@@ -72,6 +73,7 @@ pub static SPECS: &[&ClassSpec] = &[
     &tokenbuckettest::SPEC,
     &confparsetest::SPEC,
     &randomseed::SPEC,
+    &neighborhoodtest::SPEC,
     &queueyanktest::SPEC,
     &message::SPEC,
     &averagecounter::SPEC,
