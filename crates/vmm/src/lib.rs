@@ -694,23 +694,8 @@ impl Vm {
             Pause::Parked(r) => *r.clone()?,
             _ => return Err("the VM is not paused".into()),
         };
-        let taken = clickos_sys::realtime_ns();
         let mut w = snapshot::Writer::new();
-        w.u64(image_id());
-        w.u64(self.tsc_khz);
-        w.u64(taken as u64);
-        w.u32(self.shared.id);
-        w.u64(self.mem);
-        w.u32(self.vnics.len() as u32);
-        for (v, c) in self.vnics.iter().zip(&self.vnic_cfg) {
-            w.u32(c.slots);
-            w.u32(c.buf_size);
-            w.buf.extend_from_slice(&c.mac);
-            w.u64(v.2.size);
-        }
-        w.bytes(snapshot::pod_bytes(&cpu.regs));
-        w.bytes(snapshot::pod_bytes(&cpu.sregs));
-        w.bytes(note);
+        self.write_header(&mut w, &cpu, note);
         let page = L::PAGE_SIZE as usize;
         let img_first = (L::IMAGE_GPA / L::PAGE_SIZE) as usize;
         let img_pages = (image.span / L::PAGE_SIZE) as usize;
