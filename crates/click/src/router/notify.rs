@@ -285,18 +285,11 @@ impl Core {
         for _ in 0..diameter {
             let mut next = Vec::new();
             for &(e, p) in &frontier {
-                for &(f, fp, t, tp) in &self.connections {
-                    let hit = if downstream {
-                        (f == e && p.is_none_or(|p| p == fp)).then_some(t)
-                    } else {
-                        (t == e && p.is_none_or(|p| p == tp)).then_some(f)
-                    };
-                    if let Some(x) = hit {
-                        if !reached[x] {
-                            reached[x] = true;
-                            found.push(x);
-                            next.push((x, None));
-                        }
+                for x in self.adjacent(e, p, downstream) {
+                    if !reached[x] {
+                        reached[x] = true;
+                        found.push(x);
+                        next.push((x, None));
                     }
                 }
             }
@@ -311,20 +304,10 @@ impl Core {
     /// The nearest Storage elements from element `me`'s output (or input)
     /// `port` (see [`Ctx::nearby_storage`](super::Ctx::nearby_storage)).
     pub(super) fn nearby_storage(&self, me: usize, port: usize, downstream: bool) -> Vec<usize> {
-        let conns = &self.connections;
         let mut seen = vec![false; self.slots.len()];
         let mut found = Vec::new();
-        let mut stack: Vec<usize> = Vec::new();
-        let step = |e: usize, p: Option<usize>, stack: &mut Vec<usize>| {
-            for &(f, fp, t, tp) in conns.iter().rev() {
-                if downstream && f == e && p.is_none_or(|p| p == fp) {
-                    stack.push(t);
-                } else if !downstream && t == e && p.is_none_or(|p| p == tp) {
-                    stack.push(f);
-                }
-            }
-        };
-        step(me, Some(port), &mut stack);
+        // reversed, so that the stack pops them in the connections' order
+        let mut stack: Vec<usize> = self.adjacent(me, Some(port), downstream).rev().collect();
         while let Some(u) = stack.pop() {
             if seen[u] {
                 continue;
@@ -334,9 +317,27 @@ impl Core {
                 found.push(u);
                 continue;
             }
-            step(u, None, &mut stack);
+            stack.extend(self.adjacent(u, None, downstream).rev());
         }
         found
+    }
+
+    /// The elements one connection from element `e`'s output `port`
+    /// (`downstream`) or input `port`, every port when `port` is `None`,
+    /// in the order of the configuration's connections.
+    fn adjacent(
+        &self,
+        e: usize,
+        port: Option<usize>,
+        downstream: bool,
+    ) -> impl DoubleEndedIterator<Item = usize> + '_ {
+        self.connections.iter().filter_map(move |&(f, fp, t, tp)| {
+            if downstream {
+                (f == e && port.is_none_or(|p| p == fp)).then_some(t)
+            } else {
+                (t == e && port.is_none_or(|p| p == tp)).then_some(f)
+            }
+        })
     }
 
     /// The length element `elem` reports through
