@@ -235,6 +235,18 @@ struct St {
     recovering: bool,
 }
 
+impl St {
+    /// One more failure: the next restart is tried after the back-off it
+    /// earns, which is returned.
+    fn schedule_retry(&mut self) -> Duration {
+        self.failures += 1;
+        let delay = backoff(self.failures);
+        self.next_try = Some(Instant::now() + delay);
+        self.state = "restarting";
+        delay
+    }
+}
+
 struct Entry {
     /// Serialises lifecycle operations on the instance.
     ops: Mutex<()>,
@@ -1087,10 +1099,7 @@ impl Fleet {
                 st.last_end = Some(end.to_string());
                 let rec = st.rec.clone();
                 if again {
-                    st.failures += 1;
-                    let delay = backoff(st.failures);
-                    st.next_try = Some(Instant::now() + delay);
-                    st.state = "restarting";
+                    let delay = st.schedule_retry();
                     drop(st);
                     self.events.push(
                         "crashed",
@@ -1238,10 +1247,7 @@ impl Fleet {
             }
             Err(err) => {
                 let mut st = lock(&e.st);
-                st.failures += 1;
-                let delay = backoff(st.failures);
-                st.next_try = Some(Instant::now() + delay);
-                st.state = "restarting";
+                let delay = st.schedule_retry();
                 drop(st);
                 self.events.push(
                     "restart_failed",
