@@ -204,8 +204,27 @@ fn decide(facts: &[Fact], n: &Node) -> Option<bool> {
     None
 }
 
-fn intersect(into: &mut Vec<Fact>, other: &[Fact]) {
-    into.retain(|f| other.contains(f));
+/// At most this many fact sets are kept per node; past it they collapse
+/// into the facts common to all of them.
+const MAX_SETS: usize = 8;
+
+/// Adds the fact set `set` to the sets known on entry to a node.
+fn add_set(sets: &mut Vec<Vec<Fact>>, set: Vec<Fact>) {
+    if sets
+        .iter()
+        .any(|s| s.len() == set.len() && s.iter().all(|f| set.contains(f)))
+    {
+        return;
+    }
+    sets.push(set);
+    if sets.len() > MAX_SETS {
+        let mut common = sets.swap_remove(0);
+        for s in sets.iter() {
+            common.retain(|f| s.contains(f));
+        }
+        sets.clear();
+        sets.push(common);
+    }
 }
 
 /// Compiles `(expr, target)` rules, first match wins, else `DROP`.
@@ -227,48 +246,133 @@ pub(crate) fn compile_rules(
     let mut nodes = b.nodes;
     if optimize && entry >= 0 {
         thread_jumps(&mut nodes, entry);
+        combine_words(&mut nodes);
     }
     finalize(&nodes, entry)
 }
 
-/// Children always have smaller indices than parents, so descending index
-/// order is a topological order.
+/// Threads every jump through the tests its outcome already decides.
+///
+/// Facts are tracked per path, not merged: a node keeps up to
+/// [`MAX_SETS`] fact sets, one for each way in (as Click's optimizer
+/// does), so after `tcp or udp` a jump can skip a later `tcp` test whose
+/// outcome differs between the two ways in but whose successors meet again
+/// (`ip proto == tcp ? X : (ip proto == udp ? X : ...)`). A jump goes to
+/// the deepest node every way in reaches; a branch that contradicts a way's
+/// facts does not count that way. Children always have smaller indices
+/// than parents, so descending index order is a topological order.
 fn thread_jumps(nodes: &mut [Node], entry: Target) {
-    let mut facts_in: Vec<Option<Vec<Fact>>> = vec![None; nodes.len()];
-    facts_in[entry as usize] = Some(Vec::new());
+    let mut facts_in: Vec<Vec<Vec<Fact>>> = vec![Vec::new(); nodes.len()];
+    facts_in[entry as usize].push(Vec::new());
+    let mut walks: Vec<(Vec<Fact>, Vec<Target>)> = Vec::new();
     for i in (0..=entry as usize).rev() {
-        let Some(facts) = facts_in[i].take() else {
+        let sets = core::mem::take(&mut facts_in[i]);
+        if sets.is_empty() {
             continue;
-        };
+        }
         let node = nodes[i];
         for branch in [true, false] {
-            let mut ef = facts.clone();
-            push_fact(
-                &mut ef,
-                Fact {
-                    atom: node.atom,
-                    eq: branch,
-                    maybe_short: node.short_yes == branch,
-                },
-            );
-            let mut tgt = if branch { node.yes } else { node.no };
-            while tgt >= 0 {
-                let n = nodes[tgt as usize];
-                match decide(&ef, &n) {
-                    Some(r) => tgt = if r { n.yes } else { n.no },
-                    None => break,
+            walks.clear();
+            for s in &sets {
+                if decide(s, &node) == Some(!branch) {
+                    continue; // this way in never takes the branch
                 }
+                let mut ef = s.clone();
+                push_fact(
+                    &mut ef,
+                    Fact {
+                        atom: node.atom,
+                        eq: branch,
+                        maybe_short: node.short_yes == branch,
+                    },
+                );
+                let mut tgt = if branch { node.yes } else { node.no };
+                let mut chain = vec![tgt];
+                while tgt >= 0 {
+                    let n = nodes[tgt as usize];
+                    match decide(&ef, &n) {
+                        Some(r) => tgt = if r { n.yes } else { n.no },
+                        None => break,
+                    }
+                    chain.push(tgt);
+                }
+                walks.push((ef, chain));
             }
+            let Some((_, first)) = walks.first() else {
+                continue; // no way in takes the branch: leave it
+            };
+            let tgt = *first
+                .iter()
+                .rev()
+                .find(|t| walks[1..].iter().all(|(_, c)| c.contains(t)))
+                .expect("every walk starts at the branch's target");
             if branch {
                 nodes[i].yes = tgt;
             } else {
                 nodes[i].no = tgt;
             }
             if tgt >= 0 {
-                match &mut facts_in[tgt as usize] {
-                    Some(existing) => intersect(existing, &ef),
-                    slot @ None => *slot = Some(ef),
+                for (ef, _) in walks.drain(..) {
+                    add_set(&mut facts_in[tgt as usize], ef);
                 }
+            }
+        }
+    }
+}
+
+/// `n` with its test negated: same packets to the same places (a
+/// single-bit test only, whose negation is again one masked test).
+fn flipped(n: &Node) -> Option<Node> {
+    if !n.atom.mask.is_power_of_two() {
+        return None;
+    }
+    Some(Node {
+        atom: Atom {
+            value: n.atom.value ^ n.atom.mask,
+            ..n.atom
+        },
+        short_yes: !n.short_yes,
+        yes: n.no,
+        no: n.yes,
+    })
+}
+
+/// Merges `s` and the test `t` its yes branch leads to into one test when
+/// both read the same word and fail to the same place (Click's
+/// `combine_compatible_states`): `syn and !ack` becomes one test of the
+/// flags byte. Short packets go where they went: the two tests need as
+/// many bytes, or neither sends a short packet to its yes branch.
+fn combined(s: &Node, t: &Node) -> Option<Node> {
+    let (a, b) = (&s.atom, &t.atom);
+    if a.transp != b.transp || a.off != b.off || t.no != s.no {
+        return None;
+    }
+    if (a.value ^ b.value) & a.mask & b.mask != 0 {
+        return None; // contradictory: the yes branch is never taken
+    }
+    let short_yes = if a.nbytes() == b.nbytes() {
+        s.short_yes && t.short_yes
+    } else if !s.short_yes && !t.short_yes {
+        false
+    } else {
+        return None;
+    };
+    Some(Node {
+        atom: Atom::new(a.transp, a.off, a.mask | b.mask, a.value | b.value),
+        short_yes,
+        yes: t.yes,
+        no: s.no,
+    })
+}
+
+fn combine_words(nodes: &mut [Node]) {
+    for i in 0..nodes.len() {
+        while nodes[i].yes >= 0 {
+            let s = nodes[i];
+            let t = nodes[s.yes as usize];
+            match combined(&s, &t).or_else(|| combined(&s, &flipped(&t)?)) {
+                Some(c) => nodes[i] = c,
+                None => break,
             }
         }
     }

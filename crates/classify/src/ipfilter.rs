@@ -14,7 +14,7 @@ use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
-use crate::expr::Expr;
+use crate::expr::{Atom, Expr};
 use click_lang::ArgContext;
 
 const UNKNOWN: i32 = -1000;
@@ -795,7 +795,9 @@ impl Prim {
         if matches!(sd, SD_DST | SD_AND | SD_OR) {
             v.push(dst());
         }
-        let e = if sd == SD_OR {
+        let e = if let Some(e) = one_word(sd, &v) {
+            e
+        } else if sd == SD_OR {
             Expr::or(v)
         } else {
             Expr::and(v)
@@ -856,6 +858,30 @@ impl Prim {
         };
         parts.push(e);
         Expr::and(parts)
+    }
+}
+
+/// A source-and-destination test whose two halves read one word (ports)
+/// as one test, as Click's optimizer merges them (`src and dst port 80`,
+/// and `port >= 1024`, which is `!(src < 1024 and dst < 1024)`): a packet
+/// too short for the destination half then fails the test as a whole,
+/// as it does in Click, even when the source half alone could be read.
+fn one_word(sd: u8, v: &[Expr]) -> Option<Expr> {
+    let merge = |a: &Atom, b: &Atom| {
+        (a.transp == b.transp && a.off == b.off && (a.value ^ b.value) & a.mask & b.mask == 0)
+            .then(|| Atom::new(a.transp, a.off, a.mask | b.mask, a.value | b.value))
+    };
+    match (sd, v) {
+        (SD_AND, [Expr::Atom(a, s), Expr::Atom(b, t)]) if s == t => {
+            Some(Expr::Atom(merge(a, b)?, *s))
+        }
+        (SD_OR, [Expr::Not(x), Expr::Not(y)]) => match (&**x, &**y) {
+            (Expr::Atom(a, s), Expr::Atom(b, t)) if s == t => {
+                Some(Expr::Atom(merge(a, b)?, *s).not())
+            }
+            _ => None,
+        },
+        _ => None,
     }
 }
 

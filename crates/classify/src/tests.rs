@@ -730,6 +730,84 @@ alignment offset 0
     assert_eq!(p.matches(&pkt), Some(0));
 }
 
+/// Click's test/ip/IPFilter-04: jumps threaded per way in (after `tcp or
+/// udp`, a failed port test goes straight to the next port test, not back
+/// to the protocol tests), and two tests of one word merged into one
+/// (`syn and !ack`, `port >= 1024`).
+#[test]
+fn optimizer_matches_clicks_ipfilter_04() {
+    let c = ipc(&[
+        "dst port 7777",
+        "dst port 8888",
+        "dst port 7000",
+        "icmp type echo",
+        "icmp",
+        "-",
+    ]);
+    assert_eq!(
+        c.dump(),
+        " 0 264/00060000%00ff0000  yes->step 2  no->step 1
+ 1 264/00110000%00ff0000  yes->step 2  no->step 6
+ 2 260/00000000%00001fff  yes->step 3  no->[5]
+ 3 512/00001e61%0000ffff  yes->[0]  no->step 4
+ 4 512/000022b8%0000ffff  yes->[1]  no->step 5
+ 5 512/00001b58%0000ffff  yes->[2]  no->[5]
+ 6 264/00010000%00ff0000  yes->step 7  no->[5]
+ 7 260/00000000%00001fff  yes->step 8  no->[4]
+ 8 512/08000000%ff000000  yes->[3]  no->[4]
+safe length 516
+alignment offset 0
+"
+    );
+    let e = ipc(&[
+        "proto icmp",
+        "dst port 53",
+        "(proto tcp and !(syn and !ack)) or (tcpudp port >= 1024)",
+        "-",
+    ]);
+    assert_eq!(
+        e.dump(),
+        " 0 264/00010000%00ff0000  yes->[0]  no->step 1
+ 1 264/00060000%00ff0000  yes->step 3  no->step 2
+ 2 264/00110000%00ff0000  yes->step 3  no->[3]
+ 3 260/00000000%00001fff  yes->step 4  no->step 5
+ 4 512/00000035%0000ffff  yes->[1]  no->step 5
+ 5 264/00060000%00ff0000  yes->step 6  no->step 8
+ 6 260/00000000%00001fff  yes->step 7  no->[2]
+ 7 524/00020000%00120000  yes->step 9  no->[2]
+ 8 260/00000000%00001fff  yes->step 9  no->[3]
+ 9 512/00000000%fc00fc00  yes->[3]  no->[2]  short->yes
+safe length 526
+alignment offset 0
+"
+    );
+    // Which packet goes where, through the optimized programs.
+    let cases: [(Vec<u8>, Option<usize>, Option<usize>); 9] = [
+        (udp(5, 8888).bytes(), Some(1), Some(2)),
+        (tcp(5, 7000, 0x02).bytes(), Some(2), Some(2)),
+        (tcp(5, 80, 0x02).bytes(), Some(5), Some(3)),
+        (tcp(5, 7000, 0x12).bytes(), Some(2), Some(2)),
+        (tcp(2000, 80, 0x02).bytes(), Some(5), Some(2)),
+        (udp(5, 53).bytes(), Some(5), Some(1)),
+        (udp(5, 54).bytes(), Some(5), Some(3)),
+        (icmp(8, 0).bytes(), Some(3), Some(0)),
+        (icmp(0, 0).bytes(), Some(4), Some(0)),
+    ];
+    for (pkt, want_c, want_e) in &cases {
+        assert_eq!(c.matches(pkt), *want_c, "{pkt:?}");
+        assert_eq!(e.matches(pkt), *want_e, "{pkt:?}");
+        assert_eq!(c.reference_matches(pkt), *want_c);
+        assert_eq!(e.reference_matches(pkt), *want_e);
+    }
+    // A UDP header cut after the source port: `port >= 1024` is one test
+    // of both ports, as in Click, so the packet is too short for it.
+    let mut cut = udp(2000, 5).bytes();
+    cut.truncate(22);
+    cut[3] = 22;
+    assert_eq!(e.matches(&cut), Some(3));
+    assert_eq!(e.reference_matches(&cut), Some(3));
+}
+
 /// The flat table (IHL 5) and the general walk (any IHL) agree: the same
 /// transport header behind a 20-byte and a 24-byte IP header classifies
 /// the same, through `matches`, `code` and `codes_n`.
