@@ -208,14 +208,15 @@ fn decide(facts: &[Fact], n: &Node) -> Option<bool> {
 /// into the facts common to all of them.
 const MAX_SETS: usize = 8;
 
-/// Adds the fact set `set` to the sets known on entry to a node.
+/// Adds the fact set `set` to the sets known on entry to a node. The
+/// node is reached with one set's facts *or* another's, so a set holding
+/// all of another's facts adds nothing (absorption).
 fn add_set(sets: &mut Vec<Vec<Fact>>, set: Vec<Fact>) {
-    if sets
-        .iter()
-        .any(|s| s.len() == set.len() && s.iter().all(|f| set.contains(f)))
-    {
+    let within = |a: &[Fact], b: &[Fact]| a.iter().all(|f| b.contains(f));
+    if sets.iter().any(|s| within(s, &set)) {
         return;
     }
+    sets.retain(|s| !within(&set, s));
     sets.push(set);
     if sets.len() > MAX_SETS {
         let mut common = sets.swap_remove(0);
@@ -458,4 +459,105 @@ fn finalize(nodes: &[Node], entry: Target) -> (Vec<Node>, Target) {
         }
     }
     (out, 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Where a packet of `len` bytes holding `word` goes from node 0.
+    fn walk(nodes: &[Node], word: u32, len: usize) -> Target {
+        let mut t = 0;
+        while t >= 0 {
+            let n = &nodes[t as usize];
+            let yes = if len < n.atom.nbytes() as usize {
+                n.short_yes
+            } else {
+                word & n.atom.mask == n.atom.value
+            };
+            t = if yes { n.yes } else { n.no };
+        }
+        t
+    }
+
+    /// `combined` and `flipped` send every packet, short ones included,
+    /// where the two tests did: random tests of one word, byte-granular
+    /// masks (so their lengths differ), every short flag.
+    #[test]
+    fn merged_tests_keep_every_outcome() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut rnd = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u32
+        };
+        let masks = [
+            0xff00_0000,
+            0x00ff_0000,
+            0x0000_ffff,
+            0x0002_0000,
+            0x0010_0000,
+            0xfc00_fc00,
+        ];
+        let (mut merged, mut merged_short) = (0, 0);
+        for _ in 0..4000 {
+            let atom = |m: u32, v: u32| Atom::new(false, 0, m, v);
+            let (ma, mb) = (masks[rnd() as usize % 6], masks[rnd() as usize % 6]);
+            let s = Node {
+                atom: atom(ma, rnd()),
+                short_yes: rnd() & 1 == 1,
+                yes: 1,
+                no: output(0),
+            };
+            let t = Node {
+                atom: atom(mb, rnd()),
+                short_yes: rnd() & 1 == 1,
+                yes: output(rnd() as usize % 3),
+                no: output(rnd() as usize % 3),
+            };
+            let orig = [s, t];
+            let Some(c) = combined(&s, &t).or_else(|| combined(&s, &flipped(&t)?)) else {
+                continue;
+            };
+            merged += 1;
+            merged_short += usize::from(c.short_yes);
+            for _ in 0..64 {
+                // words near both tests' values, so both outcomes occur
+                let w = match rnd() % 3 {
+                    0 => s.atom.value | t.atom.value,
+                    1 => s.atom.value | (t.atom.value ^ t.atom.mask),
+                    _ => rnd(),
+                } ^ (rnd() & rnd() & rnd());
+                for len in 0..=4 {
+                    assert_eq!(
+                        walk(&[c], w, len),
+                        walk(&orig, w, len),
+                        "{s:?} then {t:?} merged to {c:?}: word {w:08x}, {len} bytes"
+                    );
+                }
+            }
+        }
+        assert!(
+            merged > 200 && merged_short > 20,
+            "{merged} merged, {merged_short} short->yes"
+        );
+        // a test repeated (overlapping masks that agree) merges; one that
+        // contradicts the first does not
+        let n = |v: u32, yes: Target| Node {
+            atom: Atom::new(false, 8, 0x00ff_0000, v),
+            short_yes: false,
+            yes,
+            no: output(0),
+        };
+        let want = Some(n(0x0006_0000, output(1)));
+        assert_eq!(
+            combined(&n(0x0006_0000, 1), &n(0x0006_0000, output(1))),
+            want
+        );
+        assert_eq!(
+            combined(&n(0x0006_0000, 1), &n(0x0011_0000, output(1))),
+            None
+        );
+    }
 }

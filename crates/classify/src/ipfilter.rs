@@ -867,8 +867,9 @@ impl Prim {
 /// too short for the destination half then fails the test as a whole,
 /// as it does in Click, even when the source half alone could be read.
 fn one_word(sd: u8, v: &[Expr]) -> Option<Expr> {
+    // the halves of a port test: one word, disjoint masks
     let merge = |a: &Atom, b: &Atom| {
-        (a.transp == b.transp && a.off == b.off && (a.value ^ b.value) & a.mask & b.mask == 0)
+        (a.transp == b.transp && a.off == b.off && a.mask & b.mask == 0)
             .then(|| Atom::new(a.transp, a.off, a.mask | b.mask, a.value | b.value))
     };
     match (sd, v) {

@@ -808,6 +808,38 @@ alignment offset 0
     assert_eq!(e.reference_matches(&cut), Some(3));
 }
 
+/// `src and dst port 80` is one test of the port word; a `>=` on one port
+/// stays apart from the other's test (stock Click 2.1 prints the same).
+#[test]
+fn src_and_dst_port_is_one_test() {
+    let p = Program::compile_ip_filter(
+        &[
+            "allow src and dst port 80",
+            "allow tcp src port >= 1024 and dst port 80",
+            "deny all",
+        ],
+        1,
+    )
+    .unwrap();
+    assert_eq!(
+        p.dump(),
+        " 0 264/00060000%00ff0000  yes->step 2  no->step 1
+ 1 264/00110000%00ff0000  yes->step 2  no->[X]
+ 2 260/00000000%00001fff  yes->step 3  no->[X]
+ 3 512/00500050%ffffffff  yes->[0]  no->step 4
+ 4 264/00060000%00ff0000  yes->step 5  no->[X]
+ 5 512/00000000%fc000000  yes->[X]  no->step 6  short->yes
+ 6 512/00000050%0000ffff  yes->[0]  no->[X]
+safe length 516
+alignment offset 0
+"
+    );
+    assert_eq!(p.matches(&udp(80, 80).bytes()), Some(0));
+    assert_eq!(p.matches(&udp(80, 81).bytes()), None);
+    assert_eq!(p.matches(&tcp(2000, 80, 0).bytes()), Some(0));
+    assert_eq!(p.matches(&tcp(1000, 80, 0).bytes()), None);
+}
+
 /// The flat table (IHL 5) and the general walk (any IHL) agree: the same
 /// transport header behind a 20-byte and a 24-byte IP header classifies
 /// the same, through `matches`, `code` and `codes_n`.
