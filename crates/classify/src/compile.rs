@@ -68,6 +68,7 @@ impl SortKey {
         let Expr::Atom(a, _) = e else { return None };
         let off = match self {
             SortKey::Classifier => a.off,
+            SortKey::Ip if a.mac => a.off,
             SortKey::Ip if a.transp => a.off.saturating_add(512),
             // the protocol word (Click: offset_net + 8 -> offset_net + 3)
             SortKey::Ip if a.off == 8 => 259,
@@ -172,7 +173,7 @@ fn decide(facts: &[Fact], n: &Node) -> Option<bool> {
     let a = &n.atom;
     for f in facts {
         let fa = &f.atom;
-        if fa.transp != a.transp || fa.off != a.off {
+        if fa.transp != a.transp || fa.mac != a.mac || fa.off != a.off {
             continue;
         }
         // Outcome of `n` if neither test is short.

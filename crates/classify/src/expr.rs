@@ -2,8 +2,8 @@
 //!
 //! Every pattern language in this crate lowers to an [`Expr`]. The leaves
 //! are [`Atom`]s: "the big-endian 32-bit word at OFFSET (relative to the
-//! network header or to the transport header), ANDed with MASK, equals
-//! VALUE". Each atom occurrence also carries the boolean it evaluates to when
+//! network header, to the transport header or to the MAC header), ANDed
+//! with MASK, equals VALUE". Each atom occurrence also carries the boolean it evaluates to when
 //! the packet is too short to hold every masked byte of the word (Click's
 //! `short_output`), which is how Click's out-of-bounds semantics are
 //! modelled exactly: a negation that "flips short" (used inside primitives
@@ -20,6 +20,11 @@ pub(crate) struct Atom {
     /// Offset relative to the transport header (`IHL*4` bytes past the
     /// network header) instead of the network header / data start.
     pub transp: bool,
+    /// Offset relative to the MAC header as Click's IPFilter counts it: the
+    /// word at `off` starts [`MAC_SKEW`] bytes before `mac_header + off`
+    /// (so an Ethernet header's destination is the words at 0 and 4, its
+    /// source those at 8 and 12). Never together with `transp`.
+    pub mac: bool,
     /// Byte offset of the word.
     pub off: u32,
     pub mask: u32,
@@ -31,6 +36,7 @@ impl Atom {
     pub(crate) fn new(transp: bool, off: u32, mask: u32, value: u32) -> Atom {
         Atom {
             transp,
+            mac: false,
             off,
             mask,
             value: value & mask,
@@ -43,16 +49,72 @@ impl Atom {
         nbytes(self.mask)
     }
 
+    /// A MAC-header-relative word test (see [`Atom::mac`]).
+    pub(crate) fn new_mac(off: u32, mask: u32, value: u32) -> Atom {
+        Atom {
+            mac: true,
+            ..Atom::new(false, off, mask, value)
+        }
+    }
+
+    /// The same word with another mask and value.
+    pub(crate) fn new_like(a: &Atom, mask: u32, value: u32) -> Atom {
+        Atom {
+            mask,
+            value: value & mask,
+            ..*a
+        }
+    }
+
     /// Reads the word; `None` if the packet is too short.
     #[inline]
-    pub(crate) fn read(&self, data: &[u8], tbase: usize) -> Option<u32> {
-        read_word(data, self.transp, self.off, self.mask, tbase)
+    pub(crate) fn read(&self, v: &View) -> Option<u32> {
+        if self.mac {
+            read_mac_word(v.mac, self.off, self.mask)
+        } else {
+            read_word(v.data, self.transp, self.off, self.mask, v.tbase)
+        }
     }
 
     /// Evaluates the atom: `Some(result)`, or `None` when short.
-    pub(crate) fn test(&self, data: &[u8], tbase: usize) -> Option<bool> {
-        self.read(data, tbase).map(|w| w & self.mask == self.value)
+    pub(crate) fn test(&self, v: &View) -> Option<bool> {
+        self.read(v).map(|w| w & self.mask == self.value)
     }
+}
+
+/// A packet as the atoms see it.
+pub(crate) struct View<'a> {
+    /// The MAC header (empty if the packet has none).
+    pub mac: &'a [u8],
+    /// The packet from its network header (Classifier: from its start).
+    pub data: &'a [u8],
+    /// The transport header's offset in `data`.
+    pub tbase: usize,
+}
+
+/// MAC-relative offsets count from this many bytes before the MAC header
+/// (Click's IPFilter reads `mac_header() - 2 + off`, which aligns the
+/// words after the 14-byte Ethernet header).
+pub(crate) const MAC_SKEW: usize = 2;
+
+/// Reads the big-endian word at MAC offset `off` (see [`Atom::mac`]) from
+/// the MAC header `mac`. As for [`read_word`], the word is short (`None`)
+/// when the MAC header ends before its last masked byte; the [`MAC_SKEW`]
+/// bytes before the header (which Click reads from the headroom, and which
+/// the words of Ethernet primitives mask off) read as zero.
+#[inline]
+pub(crate) fn read_mac_word(mac: &[u8], off: u32, mask: u32) -> Option<u32> {
+    let off = off as usize;
+    if off + nbytes(mask) as usize > mac.len() + MAC_SKEW {
+        return None;
+    }
+    let mut bytes = [0u8; 4];
+    for (i, b) in bytes.iter_mut().enumerate() {
+        if let Some(&x) = (off + i).checked_sub(MAC_SKEW).and_then(|p| mac.get(p)) {
+            *b = x;
+        }
+    }
+    Some(u32::from_be_bytes(bytes))
 }
 
 pub(crate) fn nbytes(mask: u32) -> u8 {
@@ -125,6 +187,16 @@ impl Expr {
             Expr::Const(true)
         } else {
             Expr::Atom(Atom::new(transp, off, mask, value), false)
+        }
+    }
+
+    /// A fresh MAC-header atom test (see [`Atom::mac`]), false on packets
+    /// whose MAC header is too short (or absent). A zero mask is `true`.
+    pub(crate) fn mac_atom(off: u32, mask: u32, value: u32) -> Expr {
+        if mask == 0 {
+            Expr::Const(true)
+        } else {
+            Expr::Atom(Atom::new_mac(off, mask, value), false)
         }
     }
 
@@ -202,18 +274,18 @@ impl Expr {
 
     /// Reference (tree-walking) evaluation; used by tests to check the
     /// compiled program.
-    pub(crate) fn eval(&self, data: &[u8], tbase: usize) -> bool {
+    pub(crate) fn eval(&self, v: &View) -> bool {
         match self {
             Expr::Const(b) => *b,
-            Expr::Atom(a, s) => a.test(data, tbase).unwrap_or(*s),
-            Expr::Not(e) => !e.eval(data, tbase),
-            Expr::And(v) => v.iter().all(|e| e.eval(data, tbase)),
-            Expr::Or(v) => v.iter().any(|e| e.eval(data, tbase)),
+            Expr::Atom(a, s) => a.test(v).unwrap_or(*s),
+            Expr::Not(e) => !e.eval(v),
+            Expr::And(w) => w.iter().all(|e| e.eval(v)),
+            Expr::Or(w) => w.iter().any(|e| e.eval(v)),
             Expr::Ite(c, a, b) => {
-                if c.eval(data, tbase) {
-                    a.eval(data, tbase)
+                if c.eval(v) {
+                    a.eval(v)
                 } else {
-                    b.eval(data, tbase)
+                    b.eval(v)
                 }
             }
         }

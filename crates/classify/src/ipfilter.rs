@@ -75,6 +75,8 @@ enum T {
     IpUnfrag,
     IpEct,
     IpCe,
+    /// An Ethernet address (Click's `TYPE_ETHER`).
+    Ether,
     Field(Field),
 }
 
@@ -101,7 +103,7 @@ enum Word {
 fn type_word(w: &str) -> Option<Word> {
     Some(match w {
         "ce" => Word::Type(T::IpCe),
-        "dest" | "dst" | "ip" | "not" | "src" => Word::Syntax,
+        "dest" | "dst" | "ether" | "ip" | "not" | "src" => Word::Syntax,
         "dscp" => Word::Type(T::Field(F_DSCP)),
         "ect" => Word::Type(T::IpEct),
         // Extension: the two ECN bits as a plain field (`ip ecn 3`).
@@ -219,6 +221,7 @@ fn unparse_type(srcdst: u8, t: T) -> String {
         T::IpUnfrag => "ip unfrag".into(),
         T::IpEct => "ip ect".into(),
         T::IpCe => "ip ce".into(),
+        T::Ether => "ether host".into(),
         T::Field(f) => match f {
             F_IPLEN => "ip len".into(),
             F_ID => "ip id".into(),
@@ -430,6 +433,9 @@ struct Prim {
     transp: i32,
     u: u32,
     mask: u32,
+    /// An Ethernet address value and mask (`T::Ether`).
+    eth: [u8; 6],
+    eth_mask: [u8; 6],
 }
 
 impl Default for Prim {
@@ -443,6 +449,8 @@ impl Default for Prim {
             transp: UNKNOWN,
             u: 0,
             mask: 0,
+            eth: [0; 6],
+            eth_mask: [0; 6],
         }
     }
 }
@@ -452,6 +460,16 @@ enum MaskKind {
     None,
     Int,
     Host,
+    Ether,
+}
+
+/// The header a primitive tests (Click's `header`: 0, `'i'`, `'e'`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Header {
+    /// Not given: IP, unless the value is an Ethernet address.
+    Unset,
+    Ip,
+    Ether,
 }
 
 impl Prim {
@@ -562,6 +580,7 @@ impl Prim {
     fn check(
         &mut self,
         prev: &Prim,
+        header: Header,
         mask_kind: MaskKind,
         pmask: u32,
         warnings: &mut Vec<String>,
@@ -570,7 +589,7 @@ impl Prim {
         if self.ty == T::None {
             loop {
                 match self.data {
-                    T::Host | T::Net | T::TcpOpt => {
+                    T::Host | T::Net | T::TcpOpt | T::Ether => {
                         self.ty = self.data;
                         if self.srcdst == 0 {
                             self.srcdst = prev.srcdst;
@@ -614,8 +633,21 @@ impl Prim {
             }
         }
 
+        // the header can change the type (Click: `ether host ADDR`)
+        let header = match header {
+            Header::Unset if self.data == T::Ether => Header::Ether,
+            Header::Unset => Header::Ip,
+            h => h,
+        };
+        if header == Header::Ether && self.ty == T::Host {
+            self.ty = T::Ether;
+        }
+        if header != Header::Ip && !matches!(self.ty, T::Host | T::Net | T::Ether) {
+            return Err(self.type_error("ip only"));
+        }
+
         let full_mask_ok = |p: &Prim| -> Result<(), String> {
-            if mask_kind == MaskKind::Host {
+            if matches!(mask_kind, MaskKind::Host | MaskKind::Ether) {
                 Err(p.type_error("bad mask"))
             } else {
                 Ok(())
@@ -629,7 +661,7 @@ impl Prim {
 
         match self.ty {
             T::Host | T::Net => {
-                if self.data != self.ty {
+                if header != Header::Ip || self.data != self.ty {
                     return Err(self.type_error("address missing"));
                 }
                 if self.op != Op::Eq {
@@ -639,8 +671,25 @@ impl Prim {
                     self.mask = u32::MAX;
                 }
                 self.ty = T::Host;
+                if mask_kind == MaskKind::Ether {
+                    return Err(self.type_error("bad mask"));
+                }
                 if mask_kind != MaskKind::None {
                     self.mask = pmask;
+                }
+            }
+            T::Ether => {
+                if header != Header::Ether || self.data != T::Ether {
+                    return Err(self.type_error("address missing"));
+                }
+                if self.op != Op::Eq {
+                    return Err(self.type_error("operator not supported"));
+                }
+                // `eth_mask` holds the `& ETHERMASK` given, if any
+                match mask_kind {
+                    MaskKind::None => self.eth_mask = [0xFF; 6],
+                    MaskKind::Ether => {}
+                    _ => return Err(self.type_error("bad mask")),
                 }
             }
             T::Proto => {
@@ -758,7 +807,7 @@ impl Prim {
             T::None | T::Int => return Err("partial directive".into()),
         }
 
-        if self.ty == T::Host || self.ty == T::Port {
+        if matches!(self.ty, T::Host | T::Port | T::Ether) {
             if self.srcdst == 0 {
                 self.srcdst = SD_OR;
             }
@@ -848,6 +897,30 @@ impl Prim {
                 || self.comparison(true, 0, 0, false),
             ),
             T::TcpOpt => Expr::atom(true, 12, self.mask << 16, self.u << 16),
+            T::Ether => {
+                // Click's MAC offsets start 2 bytes before the header: the
+                // destination is the low half of word 0 and word 4, the
+                // source word 8 and the high half of word 12.
+                let (a, m) = (&self.eth, &self.eth_mask);
+                let word = |x: &[u8; 6], i: usize| {
+                    u32::from_be_bytes([x[i], x[i + 1], x[i + 2], x[i + 3]])
+                };
+                let half = |x: &[u8; 6], i: usize| u32::from(u16::from_be_bytes([x[i], x[i + 1]]));
+                self.srcdst_combine(
+                    || {
+                        Expr::and(alloc::vec![
+                            Expr::mac_atom(8, word(m, 0), word(a, 0)),
+                            Expr::mac_atom(12, half(m, 4) << 16, half(a, 4) << 16),
+                        ])
+                    },
+                    || {
+                        Expr::and(alloc::vec![
+                            Expr::mac_atom(0, half(m, 0), half(a, 0)),
+                            Expr::mac_atom(4, word(m, 2), word(a, 2)),
+                        ])
+                    },
+                )
+            }
             T::Field(f) => {
                 let word_off = (f.bitoff >> 3) & !3;
                 let bit_off = f.bitoff & 31;
@@ -1076,7 +1149,7 @@ impl<'a> Parser<'a> {
         let first_pos = self.pos;
         let mut pos = self.pos;
         let mut prim = Prim::default();
-        let mut header = false;
+        let mut header = Header::Unset;
         let mut negated = false;
 
         // qualifiers
@@ -1108,11 +1181,15 @@ impl<'a> Parser<'a> {
                         }
                     } else if wd == "dst" || wd == "dest" {
                         prim.set_srcdst(SD_DST)?;
-                    } else if wd == "ip" {
-                        if header {
+                    } else if wd == "ip" || wd == "ether" {
+                        if header != Header::Unset {
                             break;
                         }
-                        header = true;
+                        header = if wd == "ip" {
+                            Header::Ip
+                        } else {
+                            Header::Ether
+                        };
                     } else if wd == "not" || wd == "!" {
                         negated = !negated;
                     } else {
@@ -1125,6 +1202,10 @@ impl<'a> Parser<'a> {
 
         if pos != first_pos {
             self.prev = Prim::default();
+        }
+        // a bare value after an Ethernet primitive is an Ethernet address
+        if self.prev.data == T::Ether {
+            header = Header::Ether;
         }
 
         // optional [POS:LEN]
@@ -1143,12 +1224,16 @@ impl<'a> Parser<'a> {
                 mask_kind = MaskKind::Int;
                 pmask = v as u32;
                 pos += 2;
-            } else if let Some(v) = parse_ip(mw) {
+            } else if let Some(v) = parse_ip(mw).filter(|_| header != Header::Ether) {
                 mask_kind = MaskKind::Host;
                 pmask = v;
                 pos += 2;
+            } else if let Some(m) = self.ether(mw, header) {
+                mask_kind = MaskKind::Ether;
+                prim.eth_mask = m;
+                pos += 2;
             }
-            if mask_kind != MaskKind::None && pmask == 0 {
+            if matches!(mask_kind, MaskKind::Int | MaskKind::Host) && pmask == 0 {
                 return Err("zero mask ignored".into());
             }
             wd = self.word_before_last(pos);
@@ -1182,10 +1267,11 @@ impl<'a> Parser<'a> {
                     prim.u = v;
                 }
                 _ => {
+                    let ip = header != Header::Ether;
                     if let Some(v) = parse_int(wd) {
                         prim.data = T::Int;
                         prim.u = v as u32;
-                    } else if let Ok(a) = self.cx.ip(wd) {
+                    } else if let Some(a) = self.cx.ip(wd).ok().filter(|_| ip) {
                         prim.u = u32::from(a);
                         let mask = if pos + 1 < n && self.words[pos] == "mask" {
                             self.cx.ip(self.words[pos + 1]).ok()
@@ -1208,10 +1294,13 @@ impl<'a> Parser<'a> {
                         } else {
                             prim.data = T::Host;
                         }
-                    } else if let Ok((a, m)) = self.cx.prefix(wd, false) {
+                    } else if let Some((a, m)) = self.cx.prefix(wd, false).ok().filter(|_| ip) {
                         prim.data = T::Net;
                         prim.u = u32::from(a);
                         prim.mask = u32::from(m);
+                    } else if let Some(e) = self.ether(wd, header) {
+                        prim.data = T::Ether;
+                        prim.eth = e;
                     } else {
                         if prim.op != Op::Eq || prim.neg {
                             return Err(format!("dangling operator near '{wd}'"));
@@ -1227,10 +1316,20 @@ impl<'a> Parser<'a> {
         }
         self.pos = pos;
         let prev = self.prev;
-        prim.check(&prev, mask_kind, pmask, self.warnings)?;
+        prim.check(&prev, header, mask_kind, pmask, self.warnings)?;
         let e = prim.compile();
         self.prev = prim;
         Ok(Some(if negated { e.not() } else { e }))
+    }
+
+    /// `w` as an Ethernet address (Click's EtherAddressArg, names
+    /// included), unless the primitive is for the IP header.
+    fn ether(&self, w: &str, header: Header) -> Option<[u8; 6]> {
+        if header == Header::Ip {
+            None
+        } else {
+            self.cx.ether(w).ok()
+        }
     }
 
     fn brackets(&self, prim: &mut Prim, mut pos: usize) -> Result<usize, String> {

@@ -29,6 +29,12 @@
 //!   everything (`none`, an extension, matches nothing). Bare values take
 //!   their type from the previous primitive (`src port 80 or 443`).
 //!   Transport-layer primitives only match first fragments.
+//!   Ethernet primitives (IPFilter/IPClassifier only read them through
+//!   [`Program::matches_mac`]): `[src|dst|...] ETHERADDR` (a value that
+//!   parses as an Ethernet address, `0:1:2:3:4:5`, and not as an IP
+//!   address), `ether [src|dst|...] [host] ADDR` (the `ether` header
+//!   keyword makes the value an Ethernet address), with an optional
+//!   `& ETHERMASK`; `==`/`=` and `!=` only.
 //!
 //! # Offsets and short packets
 //!
@@ -37,6 +43,11 @@
 //!   relative to it, transport tests (ports, `tcp opt`, `icmp type`,
 //!   `transp[..]`, ...) to the transport header at `IHL*4` (the IHL nibble of
 //!   the first byte; an empty packet has no transport header bytes).
+//!   Ethernet tests read the MAC header passed separately to
+//!   [`Program::matches_mac`] (Click: the words at `mac_header() - 2 +
+//!   OFF`); a packet without one, or with one too short for a word, is
+//!   short for that word. Only programs with Ethernet tests
+//!   ([`Program::needs_mac`]) take that checked walk.
 //! * Like Click, an instruction whose masked bytes run past the end of the
 //!   packet is "short": it takes a precomputed branch instead of comparing.
 //!   The result is Click's semantics: every IPFilter *primitive* is false on
@@ -51,6 +62,7 @@
 extern crate alloc;
 
 mod classifier;
+mod combine;
 mod compile;
 mod expr;
 mod ipfilter;
@@ -68,6 +80,8 @@ use expr::{transport_base, Expr};
 struct Insn {
     off: u32,
     transp: bool,
+    /// Relative to the MAC header (see [`Program::needs_mac`]).
+    mac: bool,
     short_yes: bool,
     nbytes: u8,
     mask: u32,
@@ -129,6 +143,10 @@ pub struct Program {
     safe_net: usize,
     /// ... and, past the transport base, every transport-relative one.
     safe_transp: usize,
+    /// Some instruction reads the MAC header (then `safe_flat` and
+    /// `safe_net` are `usize::MAX`: no packet takes the unchecked walks,
+    /// which know only the network and transport bases).
+    mac: bool,
     entry: Target,
     noutputs: usize,
     kind: Kind,
@@ -206,11 +224,13 @@ impl Program {
             Kind::Ip => compile::SortKey::Ip,
         };
         let (nodes, entry) = compile::compile_rules(&rules, true, Some(sort));
+        let (nodes, entry) = combine::combine_words(nodes, entry);
         let insns: Vec<Insn> = nodes
             .iter()
             .map(|n: &Node| Insn {
                 off: n.atom.off,
                 transp: n.atom.transp,
+                mac: n.atom.mac,
                 short_yes: n.short_yes,
                 nbytes: n.atom.nbytes(),
                 mask: n.atom.mask,
@@ -267,7 +287,12 @@ impl Program {
                 ..*f
             })
             .collect();
-        let safe_flat = flat.iter().map(|f| f.off as usize + 4).max().unwrap_or(0);
+        let mac = insns.iter().any(|i| i.mac);
+        let safe_flat = if mac {
+            usize::MAX
+        } else {
+            flat.iter().map(|f| f.off as usize + 4).max().unwrap_or(0)
+        };
         let (hl_mask, hl_want) = match kind {
             Kind::Ip => (0x0f, 5),
             Kind::Classifier => (0, 0),
@@ -281,8 +306,9 @@ impl Program {
                 .unwrap_or(0)
         };
         Program {
-            safe_net: reach(false),
+            safe_net: if mac { usize::MAX } else { reach(false) },
             safe_transp: reach(true),
+            mac,
             insns,
             fast,
             flat,
@@ -300,6 +326,10 @@ impl Program {
     /// Classifier: `data` is the whole packet (from its data start).
     /// IP variants: `data` is the packet starting at its network (IP) header.
     /// Returns the output port, or None to drop.
+    ///
+    /// A program that [needs the MAC header](Self::needs_mac) sees none
+    /// here (its MAC words are short); use
+    /// [`matches_mac`](Self::matches_mac) to give it one.
     #[inline(always)]
     pub fn matches(&self, data: &[u8]) -> Option<usize> {
         if self.entry >= 0 && self.flat_ok(data) {
@@ -319,13 +349,45 @@ impl Program {
                 return decode(unsafe { self.walk(data.as_ptr(), tbase) });
             }
         }
-        self.matches_short(data)
+        self.matches_short(&[], data)
+    }
+
+    /// True if the program tests words of the MAC header (IPFilter's
+    /// Ethernet primitives: `ether host ADDR`, `src ADDR`, ...). Such a
+    /// program runs only the checked walk, and sees the MAC header only
+    /// through [`matches_mac`](Self::matches_mac) and
+    /// [`code_mac`](Self::code_mac).
+    #[inline]
+    pub fn needs_mac(&self) -> bool {
+        self.mac
+    }
+
+    /// [`matches`](Self::matches) for an IP packet whose MAC header is
+    /// `mac` (the bytes from the MAC header to the network header; empty if
+    /// the packet has none) and whose network header starts `data`. A MAC
+    /// word the header is too short for takes the instruction's short
+    /// branch, as other words do on truncated packets.
+    pub fn matches_mac(&self, mac: &[u8], data: &[u8]) -> Option<usize> {
+        if self.mac {
+            self.matches_short(mac, data)
+        } else {
+            self.matches(data)
+        }
+    }
+
+    /// [`matches_mac`](Self::matches_mac) as a [`code`](Self::code).
+    pub fn code_mac(&self, mac: &[u8], data: &[u8]) -> u32 {
+        match self.matches_mac(mac, data) {
+            Some(p) => p as u32,
+            None => DROP_CODE,
+        }
     }
 
     /// [`matches`](Self::matches) for a program that decides without a
-    /// test, or a packet shorter than the safe length (every read checked).
+    /// test, reads the MAC header `mac`, or a packet shorter than the safe
+    /// length (every read checked).
     #[inline(never)]
-    fn matches_short(&self, data: &[u8]) -> Option<usize> {
+    fn matches_short(&self, mac: &[u8], data: &[u8]) -> Option<usize> {
         let mut t = self.entry;
         if t < 0 {
             return decode(t);
@@ -338,9 +400,13 @@ impl Program {
         loop {
             let ins = &self.insns[t as usize];
             let start = ins.off as usize + if ins.transp { tbase } else { 0 };
-            let word = match data.get(start..start + 4) {
-                Some(b) => Some(u32::from_be_bytes([b[0], b[1], b[2], b[3]])),
-                None => expr::read_word(data, ins.transp, ins.off, ins.mask, tbase),
+            let word = if ins.mac {
+                expr::read_mac_word(mac, ins.off, ins.mask)
+            } else {
+                match data.get(start..start + 4) {
+                    Some(b) => Some(u32::from_be_bytes([b[0], b[1], b[2], b[3]])),
+                    None => expr::read_word(data, ins.transp, ins.off, ins.mask, tbase),
+                }
             };
             t = match word {
                 Some(w) if w & ins.mask == ins.value => ins.yes,
@@ -549,7 +615,13 @@ impl Program {
         while t >= 0 {
             let ins = &self.insns[t as usize];
             n += 1;
-            t = match expr::read_word(data, ins.transp, ins.off, ins.mask, tbase) {
+            let word = if ins.mac {
+                // no MAC header here: MAC words are short
+                expr::read_mac_word(&[], ins.off, ins.mask)
+            } else {
+                expr::read_word(data, ins.transp, ins.off, ins.mask, tbase)
+            };
+            t = match word {
                 Some(w) if w & ins.mask == ins.value => ins.yes,
                 Some(_) => ins.no,
                 None if ins.short_yes => ins.yes,
@@ -563,13 +635,21 @@ impl Program {
     /// rule wins), independent of the compiled program. For testing.
     #[doc(hidden)]
     pub fn reference_matches(&self, data: &[u8]) -> Option<usize> {
+        self.reference_matches_mac(&[], data)
+    }
+
+    /// [`reference_matches`](Self::reference_matches) with the MAC header
+    /// `mac`, as for [`matches_mac`](Self::matches_mac). For testing.
+    #[doc(hidden)]
+    pub fn reference_matches_mac(&self, mac: &[u8], data: &[u8]) -> Option<usize> {
         let tbase = if self.kind == Kind::Ip {
             transport_base(data)
         } else {
             0
         };
+        let v = expr::View { mac, data, tbase };
         for (e, t) in &self.rules {
-            if e.eval(data, tbase) {
+            if e.eval(&v) {
                 return decode(*t);
             }
         }
@@ -600,15 +680,16 @@ impl Program {
     }
 
     /// Human-readable program, like Click's `program` handler. IP programs
-    /// show offsets as Click HEAD's IPClassifier does: the IP header at
+    /// show offsets as Click HEAD's IPClassifier does: MAC-header words
+    /// below 256 (from 2 bytes before the MAC header), the IP header at
     /// 256, the transport header at 512; the safe length counts those too.
     pub fn dump(&self) -> String {
         let ip = self.kind == Kind::Ip;
         let base = |i: &Insn| -> u32 {
-            match (ip, i.transp) {
-                (false, _) => 0,
-                (true, false) => 256,
-                (true, true) => 512,
+            match (ip, i.mac, i.transp) {
+                (false, _, _) | (true, true, _) => 0,
+                (true, false, false) => 256,
+                (true, false, true) => 512,
             }
         };
         let mut s = String::new();

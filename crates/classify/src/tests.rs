@@ -878,3 +878,173 @@ fn flat_and_general_walks_agree() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------
+// Ethernet primitives
+
+/// Click's test/ip/IPFilter-06.clicktest: Ethernet addresses as values
+/// (`src ADDR`, `dst ADDR`, `host ADDR`) compile to MAC-relative words
+/// below 256, read from 2 bytes before the MAC header.
+#[test]
+fn ether_program_is_clicks() {
+    let p = Program::compile_ip_filter(
+        &[
+            "allow src 0:1:2:3:4:5",
+            "allow src 10.0.0.0 & 8.0.0.0 = 8.0.0.0",
+            "allow dst 10:20:30:40:50:60",
+            "allow host 9:A:B:C:D:E",
+            "deny all",
+        ],
+        1,
+    )
+    .unwrap();
+    let want = " 0   8/00010203%ffffffff  yes->step 1  no->step 2
+ 1  12/04050000%ffff0000  yes->[0]  no->step 2
+ 2 268/0a000000%ffffffff  yes->[0]  no->step 3
+ 3   0/00001020%0000ffff  yes->step 4  no->step 5
+ 4   4/30405060%ffffffff  yes->[0]  no->step 5
+ 5   8/090a0b0c%ffffffff  yes->step 6  no->step 7
+ 6  12/0d0e0000%ffff0000  yes->[0]  no->step 7
+ 7   0/0000090a%0000ffff  yes->step 8  no->[X]
+ 8   4/0b0c0d0e%ffffffff  yes->[0]  no->[X]
+safe length 272
+alignment offset 0
+";
+    assert_eq!(p.dump(), want);
+    assert!(p.needs_mac());
+    assert!(!Program::compile_ip_filter(&["allow src 10.0.0.1"], 1)
+        .unwrap()
+        .needs_mac());
+}
+
+/// An Ethernet header (dst, src, type 0x0800).
+fn eth(dst: [u8; 6], src: [u8; 6]) -> Vec<u8> {
+    let mut v = dst.to_vec();
+    v.extend_from_slice(&src);
+    v.extend_from_slice(&[0x08, 0x00]);
+    v
+}
+
+#[test]
+fn ether_matching() {
+    let a = [0, 1, 2, 3, 4, 5];
+    let b = [0x10, 0x20, 0x30, 0x40, 0x50, 0x60];
+    let o = [0xaa; 6];
+    let ip = udp(1, 2).bytes();
+    let check = |pat: &str, mac: &[u8], want: bool| {
+        let p = ipc(&[pat]);
+        let r = p.matches_mac(mac, &ip);
+        assert_eq!(r, p.reference_matches_mac(mac, &ip), "{pat:?} {mac:?}");
+        assert_eq!(r == Some(0), want, "{pat:?} {mac:?}\n{}", p.dump());
+        let code = if want { 0 } else { crate::DROP_CODE };
+        assert_eq!(p.code_mac(mac, &ip), code, "{pat:?} {mac:?}");
+    };
+    for (pat, ab, ba, oo) in [
+        ("src 0:1:2:3:4:5", false, true, false),
+        ("ether src 00-01-02-03-04-05", false, true, false),
+        ("ether src host 0:1:2:3:4:5", false, true, false),
+        ("dst 0:1:2:3:4:5", true, false, false),
+        ("host 0:1:2:3:4:5", true, true, false),
+        ("ether 0:1:2:3:4:5", true, true, false),
+        ("src and dst 0:1:2:3:4:5", false, false, false),
+        ("src 0:1:2:3:4:5 or 10:20:30:40:50:60", true, true, false),
+        ("ether src != 0:1:2:3:4:5", true, false, true),
+        ("not ether src 0:1:2:3:4:5", true, false, true),
+        // masks: only the bytes the mask keeps
+        ("src & ff:ff:ff:0:0:0 0:1:2:ff:ff:ff", false, true, false),
+        ("ether dst & 0:0:0:0:0:ff 0:0:0:0:0:5", true, false, false),
+        ("dst & 0:ff:0:0:0:0 = 0:1:0:0:0:0", true, false, false),
+        ("ether src 0:1:2:3:4:5 and udp", false, true, false),
+    ] {
+        check(pat, &eth(a, b), ab);
+        check(pat, &eth(b, a), ba);
+        check(pat, &eth(o, o), oo);
+    }
+    // No MAC header, or one too short for a word: the primitive is false
+    // (and its `!=` too), an explicit `not` true.
+    let full = eth(b, a);
+    for mac in [&[][..], &full[..1], &full[..11], &full[..6]] {
+        check("src 0:1:2:3:4:5", mac, false);
+        check("ether src != 0:1:2:3:4:5", mac, false);
+        check("not src 0:1:2:3:4:5", mac, true);
+    }
+    // The destination fits in 6 bytes, the source word 12 needs 12.
+    check("dst 10:20:30:40:50:60", &full[..6], true);
+    check("src 0:1:2:3:4:5", &full[..11], false);
+    check("src 0:1:2:3:4:5", &full[..12], true);
+    // Without a MAC header given (`matches`), Ethernet words are short.
+    let p = ipc(&["ether src 0:1:2:3:4:5", "not ether src 0:1:2:3:4:5"]);
+    assert_eq!(p.matches(&ip), Some(1));
+    assert_eq!(p.code(&ip), 1);
+    assert_eq!(p.codes_n([&ip[..], &ip[..]]), [1, 1]);
+    assert_eq!(p.steps(&ip), 1);
+}
+
+#[test]
+fn ether_parsing() {
+    // a bare value after an Ethernet primitive is an Ethernet address
+    let p = ipc(&["src 0:1:2:3:4:5 or 0:1:2:3:4:6"]);
+    assert_eq!(p.len(), 3, "{}", p.dump());
+    assert!(err("ether net 10.0.0.0/8").contains("address missing"));
+    assert!(err("ip host 0:1:2:3:4:5").contains("address missing"));
+    assert!(err("ether host 10.0.0.1").contains("address missing"));
+    assert!(err("ether port 80").contains("ip only"));
+    assert!(err("ether tcp").contains("ip only"));
+    assert!(err("ether src > 0:1:2:3:4:5").contains("operator not supported"));
+    assert!(err("src & 255.0.0.0 0:1:2:3:4:5").contains("bad mask"));
+    assert!(err("src & ff:ff:ff:ff:ff:ff 10.0.0.1").contains("bad mask"));
+    assert!(err("ttl & ff:ff:ff:ff:ff:ff 3").contains("bad mask"));
+    // an all-zero Ethernet mask is allowed (and always true)
+    let p = ipc(&["src & 0:0:0:0:0:0 0:1:2:3:4:5"]);
+    assert_eq!(p.matches_mac(&[], &udp(1, 2).bytes()), Some(0));
+    assert!(!p.needs_mac());
+}
+
+/// Tests of one word joined by `and` become one test, as Click's
+/// `combine_compatible_states` makes them (Click 2.1 prints these), and
+/// stay exact on packets too short for the word.
+#[test]
+fn same_word_tests_combine() {
+    let f = |r: &[&str]| Program::compile_ip_filter(r, 1).unwrap().dump();
+    assert_eq!(
+        f(&["allow src 10.0.0.0 & 8.0.0.0 = 8.0.0.0", "deny all"]),
+        " 0 268/0a000000%ffffffff  yes->[0]  no->[X]\nsafe length 272\nalignment offset 0\n"
+    );
+    assert_eq!(
+        f(&["allow tcp", "allow ip ttl 5 and ip ttl & 4 = 4", "deny all"]),
+        " 0 264/00060000%00ff0000  yes->[0]  no->step 1
+ 1 264/05000000%ff000000  yes->[0]  no->[X]
+safe length 266
+alignment offset 0
+"
+    );
+    // different words stay apart
+    assert_eq!(ipc(&["src 10.1.2.3 and dst 10.1.2.3"]).len(), 2);
+    // conflicting values are not merged (threading decides them)
+    assert!(!m("ip ttl 5 and ip ttl & 4 = 0", &udp(1, 2).bytes()));
+    // short packets: `not (ip ttl != 5)` is true there, `ip ttl & 4 = 4`
+    // false; together false, whatever order the walk tests them in
+    let mut pkt = udp(1, 2).bytes();
+    pkt[8] = 5;
+    for pat in [
+        "not (ip ttl != 5) and ip ttl & 4 = 4",
+        "ip ttl & 4 = 4 and not (ip ttl != 5)",
+    ] {
+        assert!(m(pat, &pkt), "{pat}");
+        assert!(!m(pat, &pkt[..8]), "{pat}");
+        assert!(m(&alloc::format!("not ({pat})"), &pkt[..8]), "{pat}");
+    }
+    // a test of more bytes, true on short packets, after one of fewer:
+    // not one test (the pair's outcome depends on the shorter test when
+    // only the longer is short)
+    let pat = "ip ttl 5 and not (ip[8:2] != 0x0511)";
+    assert!(m(pat, &pkt[..9]));
+    let mut other = pkt.clone();
+    other[8] = 6;
+    assert!(!m(pat, &other[..9]));
+    assert_eq!(ipc(&[pat]).len(), 2);
+    // both true on short packets: the combined test is too
+    let pat = "not (ip ttl != 5) and not (ip ttl & 4 != 4)";
+    assert!(m(pat, &pkt[..8]));
+    assert_eq!(ipc(&[pat]).len(), 1);
+}

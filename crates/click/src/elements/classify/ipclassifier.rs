@@ -28,7 +28,9 @@ combine primitives (`host ADDR`, `net ADDR/LEN`, `src`/`dst` qualifiers, `proto`
 `icmp`, `port N`, `tcp opt syn`, `icmp type echo`, `ip frag`, `ip unfrag`, header fields such \
 as `ip ttl`, `ip len`, `ip tos`, `ip hl`, `ip id`, `tcp win`, byte ranges `ip[OFF:LEN]`, \
 `transp[...]`, comparisons `= != < > <= >=`, masks `& MASK`) with `and`/`&&`, `or`/`||`, \
-`not`/`!` and parentheses. `-`, `any` and `all` match every packet.\n\n\
+`not`/`!` and parentheses. `-`, `any` and `all` match every packet. Ethernet addresses \
+(`src 0:1:2:3:4:5`, `ether dst host ADDR`, `ether src & MASK ADDR`) test the MAC header, from \
+the MAC header annotation to the network header, as in IPFilter; without one they are false.\n\n\
 Input packets must have their IP header annotation set (CheckIPHeader or MarkIPHeader do \
 this); packets without one are dropped.",
     ports: "one input; as many outputs as patterns",

@@ -25,6 +25,7 @@ impl IpMatcher {
     #[inline]
     pub(crate) fn port_for(prog: &Program, noutputs: u32, p: &Packet) -> u32 {
         match p.network_header() {
+            Some(d) if prog.needs_mac() => code_port(prog.code_mac(mac_header(p), d), noutputs),
             Some(d) => code_port(prog.code(d), noutputs),
             None => DROP_PORT,
         }
@@ -45,6 +46,13 @@ impl IpMatcher {
         let n = self.noutputs as u32;
         self.ports.clear();
         self.ports.reserve(batch.len());
+        if prog.needs_mac() {
+            // Ethernet primitives: the checked walk, one packet at a time
+            self.ports
+                .extend(batch.iter().map(|p| Self::port_for(prog, n, p)));
+            dispatch(batch, &self.ports, cx);
+            return;
+        }
         // LANES walks at a time (see `Program::codes_n`)
         let mut chunks = batch.chunks_exact(LANES);
         for c in &mut chunks {
@@ -68,6 +76,23 @@ impl IpMatcher {
     }
 }
 
+/// The MAC header Ethernet primitives read: the bytes from the MAC header
+/// annotation to the network header; empty if the packet has no MAC header
+/// (or it does not come before the network header).
+fn mac_header(p: &Packet) -> &[u8] {
+    match (
+        p.mac_header(),
+        p.mac_header_offset(),
+        p.network_header_offset(),
+    ) {
+        (Some(m), Some(mac), Some(net)) if net >= mac => {
+            let len = (net - mac) as usize;
+            m.get(..len).unwrap_or(m)
+        }
+        _ => &[],
+    }
+}
+
 /// `IPFilter(ACTION_1 PATTERN_1, ..., ACTION_N PATTERN_N)`.
 #[derive(Default)]
 pub struct IPFilter {
@@ -86,6 +111,14 @@ matching rule decides. ACTION is an output port number, `allow` (same as `0`), o
 `deny`). PATTERNs are tcpdump-like expressions as for IPClassifier (`src host 10.0.0.1`, \
 `tcp dst port 80`, `icmp type echo`, `ip frag`, `len > 100`, `-`/`all`/`any`, combined with \
 `and`, `or`, `not`, parentheses). Packets that match no rule are dropped.\n\n\
+Ethernet primitives test the MAC header: a value that is an Ethernet address and not an IP \
+address (`src 0:1:2:3:4:5`, `dst 10:20:30:40:50:60`, `host 9:A:B:C:D:E`), or any address after \
+the `ether` keyword (`ether src ADDR`, `ether dst host ADDR`, `ether ADDR`), with an optional \
+mask (`ether src & ff:ff:ff:0:0:0 0:1:2:0:0:0`) and `=` or `!=`. They read the bytes from the \
+MAC header annotation to the network header (set by FromDevice/FromDump or MarkMACHeader); on a \
+packet without a MAC header, or one too short for the address, the primitive is false (an \
+explicit `not` makes it true). The `program` handler shows their words at offsets below 256, \
+counted from 2 bytes before the MAC header, as Click does.\n\n\
 Input packets must have their IP header annotation set (CheckIPHeader or MarkIPHeader do \
 this); packets without one are dropped.\n\n\
 Writing the `config` handler replaces the rules atomically while running; if the new rules \
