@@ -342,25 +342,30 @@ fn flipped(n: &Node) -> Option<Node> {
 /// Merges `s` and the test `t` its yes branch leads to into one test when
 /// both read the same word and fail to the same place (Click's
 /// `combine_compatible_states`): `syn and !ack` becomes one test of the
-/// flags byte. Short packets go where they went: the two tests need as
-/// many bytes, or neither sends a short packet to its yes branch.
+/// flags byte. Short packets go where they went: a word is short when it
+/// needs more bytes than the packet holds, so where both tests need as
+/// many bytes the pair is short exactly when each is (and passes only if
+/// both short branches are yes); where one needs more, a packet short for
+/// it alone must fail the pair whatever the other said, so that test's
+/// short branch must be no (and then the pair's is no).
 fn combined(s: &Node, t: &Node) -> Option<Node> {
     let (a, b) = (&s.atom, &t.atom);
-    if a.transp != b.transp || a.off != b.off || t.no != s.no {
+    if a.transp != b.transp || a.mac != b.mac || a.off != b.off || t.no != s.no {
         return None;
     }
     if (a.value ^ b.value) & a.mask & b.mask != 0 {
         return None; // contradictory: the yes branch is never taken
     }
-    let short_yes = if a.nbytes() == b.nbytes() {
+    let (na, nb) = (a.nbytes(), b.nbytes());
+    let short_yes = if na == nb {
         s.short_yes && t.short_yes
-    } else if !s.short_yes && !t.short_yes {
-        false
-    } else {
+    } else if (na < nb && t.short_yes) || (na > nb && s.short_yes) {
         return None;
+    } else {
+        false
     };
     Some(Node {
-        atom: Atom::new(a.transp, a.off, a.mask | b.mask, a.value | b.value),
+        atom: Atom::new_like(a, a.mask | b.mask, a.value | b.value),
         short_yes,
         yes: t.yes,
         no: s.no,

@@ -942,8 +942,8 @@ impl Prim {
 fn one_word(sd: u8, v: &[Expr]) -> Option<Expr> {
     // the halves of a port test: one word, disjoint masks
     let merge = |a: &Atom, b: &Atom| {
-        (a.transp == b.transp && a.off == b.off && a.mask & b.mask == 0)
-            .then(|| Atom::new(a.transp, a.off, a.mask | b.mask, a.value | b.value))
+        (a.transp == b.transp && a.mac == b.mac && a.off == b.off && a.mask & b.mask == 0)
+            .then(|| Atom::new_like(a, a.mask | b.mask, a.value | b.value))
     };
     match (sd, v) {
         (SD_AND, [Expr::Atom(a, s), Expr::Atom(b, t)]) if s == t => {

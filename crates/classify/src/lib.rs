@@ -62,7 +62,6 @@
 extern crate alloc;
 
 mod classifier;
-mod combine;
 mod compile;
 mod expr;
 mod ipfilter;
@@ -224,7 +223,6 @@ impl Program {
             Kind::Ip => compile::SortKey::Ip,
         };
         let (nodes, entry) = compile::compile_rules(&rules, true, Some(sort));
-        let (nodes, entry) = combine::combine_words(nodes, entry);
         let insns: Vec<Insn> = nodes
             .iter()
             .map(|n: &Node| Insn {
