@@ -10,6 +10,9 @@ the two links at layer 2:
   bridge      a Linux bridge (the baseline)
   clickos     `clickos run` with a wire: FromDevice(lma, PROMISC true,
               SNIFFER false) -> Queue -> ToDevice(lmb) and back
+  clickos-poll the same wire under `clickos run --poll`: FromDevice polls
+              without sleeping, the process at SCHED_IDLE (a CPU kept
+              busy; any other task preempts it)
   clickos-vm  `clickos vm run conf/wire.click --vnic lma --vnic lmb`: an
               instance in the path through the switch (needs /dev/kvm)
 
@@ -78,9 +81,9 @@ class Bridge:
 
 
 class Clickos:
-    def __init__(self, binary, vm):
-        self.binary, self.vm, self.p = binary, vm, None
-        self.name = "clickos-vm" if vm else "clickos"
+    def __init__(self, binary, vm, poll=False):
+        self.binary, self.vm, self.poll, self.p = binary, vm, poll, None
+        self.name = "clickos-vm" if vm else "clickos-poll" if poll else "clickos"
 
     def start(self):
         if self.vm:
@@ -89,7 +92,7 @@ class Clickos:
         else:
             cfg = ("FromDevice(lma, PROMISC true, SNIFFER false) -> Queue -> ToDevice(lmb);"
                    "FromDevice(lmb, PROMISC true, SNIFFER false) -> Queue -> ToDevice(lma);")
-            cmd = ["ip", "netns", "exec", "lm", self.binary, "run", "-e", cfg]
+            cmd = ["ip", "netns", "exec", "lm", self.binary, "run"] + (["--poll"] if self.poll else []) + ["-e", cfg]
         self.p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         # Wait until a ping crosses.
         for _ in range(100):
@@ -125,7 +128,7 @@ def main():
     ap.add_argument("--clickos", default=os.path.join(ROOT, "target/release/clickos"))
     ap.add_argument("--count", type=int, default=200)
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--only", default="bridge,clickos,clickos-vm")
+    ap.add_argument("--only", default="bridge,clickos,clickos-poll,clickos-vm")
     ap.add_argument("--json", default=os.path.join(ROOT, "bench/results/latency.json"))
     ap.add_argument("--quick", action="store_true")
     a = ap.parse_args()
@@ -133,7 +136,8 @@ def main():
         a.count, a.rounds = 50, 1
     if os.geteuid() != 0:
         sys.exit("latency.py: needs root (network namespaces)")
-    fwd = [Bridge(), Clickos(a.clickos, False), Clickos(a.clickos, True)]
+    fwd = [Bridge(), Clickos(a.clickos, False), Clickos(a.clickos, False, poll=True),
+           Clickos(a.clickos, True)]
     only = a.only.split(",")
     fwd = [f for f in fwd if f.name in only]
     if any(f.name == "clickos-vm" for f in fwd) and not os.access("/dev/kvm", os.R_OK | os.W_OK):

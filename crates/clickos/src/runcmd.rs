@@ -87,6 +87,7 @@ enum Opt {
     ClickPath,
     Affinity,
     Replicate,
+    Poll,
 }
 
 /// (long name, short, option, argument: 0 none, 1 required, 2 optional, negatable)
@@ -102,6 +103,7 @@ const OPTIONS: &[(&str, Option<char>, Opt, u8)] = &[
     ("help", None, Opt::Help, 0),
     ("no-warnings", Some('w'), Opt::NoWarnings, 0),
     ("output", Some('o'), Opt::Output, 1),
+    ("poll", None, Opt::Poll, 0),
     ("port", Some('p'), Opt::Port, 1),
     ("quit", Some('q'), Opt::Quit, 0),
     ("quiet", None, Opt::Quit, 0),
@@ -148,6 +150,12 @@ Options:
                                 run on one thread; Queues join threads (see
                                 StaticThreadSched for placing them).
   -a, --affinity                Pin threads to CPUs.
+      --poll                    Poll network devices without sleeping, at idle
+                                CPU priority (SCHED_IDLE): FromDevice never
+                                sleeps on an empty ring unless its BUSY_POLL
+                                says so; other tasks preempt the poller. The
+                                lowest latency for sparse traffic, for a CPU
+                                kept busy.
       --replicate               With -j N: run N copies of the configuration,
                                 one per thread; FromDevice copies share their
                                 interface by flow hash, handlers read totals.
@@ -381,6 +389,7 @@ pub fn parse_args(prog: &str, args: &[String]) -> Parsed {
             }
             Some(Opt::Affinity) => o.affinity = true,
             Some(Opt::Replicate) => o.replicate = true,
+            Some(Opt::Poll) => o.poll = true,
             Some(Opt::ClickPath) => {}
             Some(Opt::Port) => o.ports.push(val.unwrap_or_default()),
             Some(Opt::UnixSocket) => o.unix_sockets.push(val.unwrap_or_default()),

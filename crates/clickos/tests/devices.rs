@@ -364,6 +364,61 @@ fn forward_test(method: &str, want: &str) {
     }
 }
 
+/// Times the process gave up its CPU (slept) so far.
+fn voluntary_switches(pid: u32) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
+    s.lines()
+        .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))
+        .and_then(|v| v.trim().parse().ok())
+        .expect("voluntary_ctxt_switches")
+}
+
+/// `clickos run --poll`: the forwarder runs at SCHED_IDLE and does not
+/// sleep between pings (a plain run sleeps at least once a ping), and
+/// every ping still crosses.
+#[test]
+fn poll_mode_never_sleeps() {
+    if !can_run() {
+        return;
+    }
+    let net = Net::new();
+    for poll in [false, true] {
+        let opts: &[&str] = if poll { &["--poll"] } else { &[] };
+        let tmp = format!("devices-poll-{}-{poll}", net.subnet);
+        let mut click = NsClick::start_with(
+            &net.m,
+            &tmp,
+            opts,
+            &bridge("AUTO"),
+            &["fa.count", "fb.count"],
+        );
+        let pid = click.pid();
+        // SAFETY: a query of another process's policy; no memory is passed.
+        let policy = unsafe { libc::sched_getscheduler(pid as i32) };
+        assert_eq!(
+            policy == libc::SCHED_IDLE,
+            poll,
+            "policy {policy}, --poll {poll}"
+        );
+        assert!(ping(&net, 2, "0.1"), "warm-up pings, --poll {poll}");
+        let before = voluntary_switches(pid);
+        assert!(ping(&net, 20, "0.05"), "20 pings, --poll {poll}");
+        let slept = voluntary_switches(pid) - before;
+        let (out, err) = click.stop();
+        let fa: u64 = handler_value(&out, "fa.count").parse().unwrap();
+        assert!(fa >= 22, "fa.count {fa}: {err}");
+        eprintln!("--poll {poll}: slept {slept} times over 20 pings");
+        if poll {
+            assert!(slept < 5, "--poll slept {slept} times over 20 pings");
+        } else {
+            assert!(
+                slept >= 20,
+                "a plain run slept only {slept} times over 20 pings"
+            );
+        }
+    }
+}
+
 #[test]
 fn forward_af_packet() {
     forward_test("PACKET", "AF_PACKET");

@@ -53,6 +53,29 @@ pub fn run(
     status
 }
 
+/// `--poll`: every FromDevice without `BUSY_POLL` polls its ring without
+/// ever sleeping, and this thread (and the router threads it starts, which
+/// inherit it) runs under `SCHED_IDLE`. The CPU it polls on never halts,
+/// so a frame is seen without a wake-up (tens of microseconds when a
+/// virtual CPU must be woken), while any other task on that CPU preempts
+/// the poller at once, and is woken there without an interrupt to an idle
+/// CPU. The price is a CPU kept busy, which other work still gets first.
+/// Returns why the scheduling policy could not be set (the polling still
+/// applies).
+pub fn enter_poll_mode() -> std::io::Result<()> {
+    use std::sync::atomic::Ordering;
+    crate::elements::fromdevice::POLL_FOREVER.store(true, Ordering::Relaxed);
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: sched_setscheduler on the calling thread (pid 0) with a
+    // valid sched_param; it reads the struct and changes nothing else.
+    let r = unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
 fn run_with(
     text: &str,
     fname: &str,
@@ -67,6 +90,12 @@ fn run_with(
             err(&e);
         }
         return 1;
+    }
+
+    if o.poll && !o.quit {
+        if let Err(e) = enter_poll_mode() {
+            err(&format!("warning: --poll: {e}; polling at normal priority"));
+        }
     }
 
     // parse (errors here are the lexer's: no "could not be initialized")

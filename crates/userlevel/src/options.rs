@@ -43,6 +43,9 @@ pub struct Options {
     /// `RECONFIGURE true`, so that clients of this user (or root) may
     /// write `hotconfig` over them. Needs `reconfigure` and a `-u`.
     pub socket_reconfigure: bool,
+    /// `--poll`: poll network devices without ever sleeping, at idle CPU
+    /// priority (see [`crate::driver::enter_poll_mode`]).
+    pub poll: bool,
 }
 
 impl Default for Options {
@@ -63,6 +66,7 @@ impl Default for Options {
             replicate: false,
             reconfigure: false,
             socket_reconfigure: false,
+            poll: false,
         }
     }
 }

@@ -19,9 +19,22 @@ impl NsClick {
     /// until the control socket exists (panics with the output if clickos
     /// exits first or takes over 10 s). `tmp` names the temporary directory.
     pub fn start(ns: &str, tmp: &str, config: &str, handlers: &[&str]) -> NsClick {
+        NsClick::start_with(ns, tmp, &[], config, handlers)
+    }
+
+    /// [`NsClick::start`] with more `clickos run` options.
+    pub fn start_with(
+        ns: &str,
+        tmp: &str,
+        options: &[&str],
+        config: &str,
+        handlers: &[&str],
+    ) -> NsClick {
         let sock = tmpdir(tmp).join("ctl");
         let mut cmd = Command::new("ip");
-        cmd.args(["netns", "exec", ns, bin(), "run", "-u"])
+        cmd.args(["netns", "exec", ns, bin(), "run"])
+            .args(options)
+            .arg("-u")
             .arg(&sock)
             .args(["-e", config]);
         for h in handlers {
@@ -49,6 +62,12 @@ impl NsClick {
             std::thread::sleep(Duration::from_millis(20));
         }
         c
+    }
+
+    /// The clickos process (`ip netns exec` executes it in its own place).
+    #[allow(dead_code)]
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().map_or(0, |c| c.id())
     }
 
     /// Handler `h`'s value through the control socket (panics on an error

@@ -6,6 +6,12 @@ use click::element_any;
 use click::prelude::*;
 use click_wire::{ethertype, EthernetFrame, Ipv4Packet, VlanHeader};
 use clickos_netdev::{DevInfo, Frame, Method, Rx, RxConfig};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set by `clickos run --poll` before the configuration is built: a
+/// FromDevice without `BUSY_POLL` then polls its ring without ever
+/// sleeping.
+pub static POLL_FOREVER: AtomicBool = AtomicBool::new(false);
 
 pub static SPEC: ClassSpec = ClassSpec {
     name: "FromDevice",
@@ -61,7 +67,7 @@ Ignored with AF_PACKET, which receives from every queue.\n\
 - `BUSY_POLL` (microseconds): how long to keep polling an empty ring before sleeping until \
 the kernel signals new frames, like Linux's busy polling: waking a sleeping thread costs tens \
 of microseconds, long enough for a busy link to overflow the ring. 0 sleeps at once. \
-Default 200.\n\
+Default 200; under `clickos run --poll`, forever (the ring is polled without sleeping).\n\
 - `HEADROOM` (unsigned): bytes of headroom in each packet (at most 8190). Default 64.\n\
 - `TIMESTAMP` (boolean): set the timestamp annotation. Default true.\n\
 - `OUTBOUND` (boolean): also emit frames this host sends on the device (AF_PACKET only; \
@@ -245,7 +251,7 @@ impl Element for FromDevice {
             .unwrap_or(DEFAULT_HEADROOM as u32);
         let encap = a.read::<String>("ENCAP")?;
         let burst = a.read::<i32>("BURST")?.unwrap_or(32);
-        let busy_poll = a.read::<u32>("BUSY_POLL")?.unwrap_or(200);
+        let busy_poll = a.read::<u32>("BUSY_POLL")?;
         let timestamp = a.read::<bool>("TIMESTAMP")?.unwrap_or(true);
         let queue = a.read::<u32>("QUEUE")?.unwrap_or(0);
         a.complete()?;
@@ -282,7 +288,11 @@ impl Element for FromDevice {
         self.headroom = headroom as usize;
         self.encap = encap;
         self.burst = burst as usize;
-        self.busy_poll_ns = i64::from(busy_poll) * 1000;
+        self.busy_poll_ns = match busy_poll {
+            Some(us) => i64::from(us) * 1000,
+            None if POLL_FOREVER.load(Ordering::Relaxed) => i64::MAX,
+            None => 200_000,
+        };
         self.timestamp = timestamp;
         self.queue = queue;
         Ok(())
