@@ -155,6 +155,9 @@ pub struct Cgnat {
     pub unwritten_lines: usize,
     /// The latest lines, for the `log` handler.
     pub recent: VecDeque<String>,
+    /// The seconds of the latest line's time and their decimal digits
+    /// (a line's ten digits of seconds cost more than the rest of it).
+    stamp: (u64, [u8; 20], u8),
 }
 
 fn proto_index(p: u8) -> usize {
@@ -314,6 +317,7 @@ impl Cgnat {
             unwritten: String::new(),
             unwritten_lines: 0,
             recent: VecDeque::new(),
+            stamp: (0, [0; 20], 0),
         }
     }
 
@@ -365,7 +369,16 @@ impl Cgnat {
         let bd = self.bindings[b as usize];
         let mut l = LineBuf::default();
         if now >= 0 {
-            l.dec((now / 1000) as u64);
+            let sec = (now / 1000) as u64;
+            if self.stamp.2 == 0 || self.stamp.0 != sec {
+                let mut d = LineBuf::default();
+                d.dec(sec);
+                let n = d.n.min(20);
+                self.stamp.0 = sec;
+                self.stamp.1[..n].copy_from_slice(&d.b[..n]);
+                self.stamp.2 = n as u8;
+            }
+            l.bytes(&self.stamp.1[..self.stamp.2 as usize]);
             let r = (now % 1000) as u32;
             l.bytes(&[
                 b'.',
