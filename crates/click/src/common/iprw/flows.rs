@@ -14,6 +14,7 @@ use core::cell::RefCell;
 #[derive(Clone, Copy, Debug)]
 pub struct Entry {
     pub key: FlowId,
+    next: u32,
 }
 
 /// Which rewriter class a table member is: decides lookups, the header
@@ -212,29 +213,12 @@ pub fn eref_dir(r: u32) -> usize {
     (r & 1) as usize
 }
 
-/// A hash table of entries (Click's HashContainer<IPRewriterEntry>):
-/// open addressing with linear probing, a slot holding an entry reference
-/// and its key's 32-bit hash. A lookup compares hashes in the slots and
-/// reads a flow only on a hash match, so the port search's probes of free
-/// ports, an insert and a growth never touch the flows (each a cache line
-/// of its own in a big table).
+/// A hash table of entries chained through the flows (Click's
+/// HashContainer<IPRewriterEntry>).
 #[derive(Clone, Debug, Default)]
 pub struct Map {
-    /// `hash << 32 | eref`, or [`EMPTY_SLOT`].
-    slots: Vec<u64>,
+    buckets: Vec<u32>,
     len: usize,
-}
-
-/// A free slot (its entry reference is [`NIL`]).
-const EMPTY_SLOT: u64 = u64::MAX;
-
-#[inline]
-fn slot_eref(s: u64) -> u32 {
-    s as u32
-}
-#[inline]
-fn slot_hash(s: u64) -> u32 {
-    (s >> 32) as u32
 }
 
 impl Map {
@@ -245,127 +229,109 @@ impl Map {
         self.len == 0
     }
     #[inline]
-    fn mask(&self) -> usize {
-        self.slots.len().wrapping_sub(1)
-    }
-    #[inline]
-    fn key_of(r: u32, flows: &[Flow]) -> &FlowId {
-        &flows[eref_flow(r)].e[eref_dir(r)].key
-    }
-    /// The slot holding `key` (hash `h`), or the free slot ending its
-    /// probe run.
-    #[inline]
-    fn find(&self, key: &FlowId, h: u32, flows: &[Flow]) -> (usize, bool) {
-        let mask = self.mask();
-        let mut i = h as usize & mask;
-        loop {
-            let s = self.slots[i];
-            if s == EMPTY_SLOT {
-                return (i, false);
-            }
-            if slot_hash(s) == h && *Self::key_of(slot_eref(s), flows) == *key {
-                return (i, true);
-            }
-            i = (i + 1) & mask;
-        }
+    fn bucket(&self, key: &FlowId) -> usize {
+        key.hash() as usize & (self.buckets.len() - 1)
     }
     /// The entry for `key`, or [`NIL`].
     #[inline]
     pub fn get(&self, key: &FlowId, flows: &[Flow]) -> u32 {
-        if self.len == 0 {
+        if self.buckets.is_empty() {
             return NIL;
         }
-        match self.find(key, key.hash(), flows) {
-            (i, true) => slot_eref(self.slots[i]),
-            _ => NIL,
+        let mut r = self.buckets[self.bucket(key)];
+        while r != NIL {
+            let e = &flows[eref_flow(r)].e[eref_dir(r)];
+            if e.key == *key {
+                return r;
+            }
+            r = e.next;
         }
+        NIL
     }
-    /// Doubles the table (at most three quarters full): the slots' hashes
-    /// place them, the flows are not read.
-    fn grow(&mut self) {
-        let n = (self.slots.len() * 2).max(16);
-        let old = core::mem::replace(&mut self.slots, alloc::vec![EMPTY_SLOT; n]);
-        let mask = n - 1;
-        for s in old {
-            if s != EMPTY_SLOT {
-                let mut i = slot_hash(s) as usize & mask;
-                while self.slots[i] != EMPTY_SLOT {
-                    i = (i + 1) & mask;
-                }
-                self.slots[i] = s;
+    fn grow(&mut self, flows: &mut [Flow]) {
+        let n = (self.buckets.len() * 2).max(16);
+        let old = core::mem::replace(&mut self.buckets, alloc::vec![NIL; n]);
+        for mut r in old {
+            while r != NIL {
+                let next = flows[eref_flow(r)].e[eref_dir(r)].next;
+                let b = self.bucket(&flows[eref_flow(r)].e[eref_dir(r)].key);
+                flows[eref_flow(r)].e[eref_dir(r)].next = self.buckets[b];
+                self.buckets[b] = r;
+                r = next;
             }
         }
     }
     /// Inserts entry `r`, replacing (and returning) an entry with the same
-    /// key, as Click's `HashContainer::set`.
-    fn set(&mut self, r: u32, flows: &[Flow]) -> u32 {
-        if (self.len + 1) * 4 > self.slots.len() * 3 {
-            self.grow();
+    /// key, as Click's `HashContainer::set`. The table grows to keep at
+    /// most one entry a bucket (Click allows two): a new flow's port search
+    /// looks up about nine taken ports in a busy NAPT pool, and every
+    /// entry of a chain walked is a flow's cache line.
+    fn set(&mut self, r: u32, flows: &mut [Flow]) -> u32 {
+        if self.len + 1 > self.buckets.len() {
+            self.grow(flows);
         }
-        let key = Self::key_of(r, flows);
-        let h = key.hash();
-        let (i, found) = self.find(key, h, flows);
-        let old = self.slots[i];
-        self.slots[i] = ((h as u64) << 32) | r as u64;
-        if found {
-            return slot_eref(old);
+        let key = flows[eref_flow(r)].e[eref_dir(r)].key;
+        let b = self.bucket(&key);
+        let mut prev = NIL;
+        let mut cur = self.buckets[b];
+        while cur != NIL {
+            let e = flows[eref_flow(cur)].e[eref_dir(cur)];
+            if e.key == key {
+                flows[eref_flow(r)].e[eref_dir(r)].next = e.next;
+                if prev == NIL {
+                    self.buckets[b] = r;
+                } else {
+                    flows[eref_flow(prev)].e[eref_dir(prev)].next = r;
+                }
+                return cur;
+            }
+            prev = cur;
+            cur = e.next;
         }
+        flows[eref_flow(r)].e[eref_dir(r)].next = self.buckets[b];
+        self.buckets[b] = r;
         self.len += 1;
         NIL
     }
     /// Removes entry `r` if it is in the table (an entry another flow
     /// replaced is not).
-    fn remove(&mut self, r: u32, flows: &[Flow]) -> bool {
-        if self.len == 0 {
+    fn remove(&mut self, r: u32, flows: &mut [Flow]) -> bool {
+        if self.buckets.is_empty() {
             return false;
         }
-        let mask = self.mask();
-        let h = Self::key_of(r, flows).hash();
-        let mut i = h as usize & mask;
-        loop {
-            let s = self.slots[i];
-            if s == EMPTY_SLOT {
-                return false;
+        let b = self.bucket(&flows[eref_flow(r)].e[eref_dir(r)].key);
+        let mut prev = NIL;
+        let mut cur = self.buckets[b];
+        while cur != NIL {
+            let next = flows[eref_flow(cur)].e[eref_dir(cur)].next;
+            if cur == r {
+                if prev == NIL {
+                    self.buckets[b] = next;
+                } else {
+                    flows[eref_flow(prev)].e[eref_dir(prev)].next = next;
+                }
+                self.len -= 1;
+                return true;
             }
-            if slot_eref(s) == r {
-                break;
-            }
-            i = (i + 1) & mask;
+            prev = cur;
+            cur = next;
         }
-        self.len -= 1;
-        // backward shift: later members of the probe run move into the
-        // hole unless their home lies cyclically in (hole, here]
-        let mut j = i;
-        loop {
-            j = (j + 1) & mask;
-            let s = self.slots[j];
-            if s == EMPTY_SLOT {
-                break;
-            }
-            let home = slot_hash(s) as usize & mask;
-            let stays = if i <= j {
-                i < home && home <= j
-            } else {
-                i < home || home <= j
-            };
-            if !stays {
-                self.slots[i] = s;
-                i = j;
-            }
-        }
-        self.slots[i] = EMPTY_SLOT;
-        true
+        false
     }
     /// Every entry, in table order.
-    pub fn entries(&self, _flows: &[Flow]) -> Vec<u32> {
-        self.slots
-            .iter()
-            .filter(|&&s| s != EMPTY_SLOT)
-            .map(|&s| slot_eref(s))
-            .collect()
+    pub fn entries(&self, flows: &[Flow]) -> Vec<u32> {
+        let mut v = Vec::with_capacity(self.len);
+        for &b in &self.buckets {
+            let mut r = b;
+            while r != NIL {
+                v.push(r);
+                r = flows[eref_flow(r)].e[eref_dir(r)].next;
+            }
+        }
+        v
     }
     fn clear(&mut self) {
-        self.slots.iter_mut().for_each(|s| *s = EMPTY_SLOT);
+        self.buckets.iter_mut().for_each(|b| *b = NIL);
         self.len = 0;
     }
 }
@@ -675,9 +641,10 @@ impl FlowSet {
     fn unmap(&mut self, f: usize) {
         let m = self.flows[f].member as usize;
         let mapid = self.flows[f].mapid as usize;
-        let map = &mut self.members[m].maps[mapid];
-        map.remove((f as u32) << 1, &self.flows);
-        map.remove(((f as u32) << 1) | 1, &self.flows);
+        let mut map = core::mem::take(&mut self.members[m].maps[mapid]);
+        map.remove((f as u32) << 1, &mut self.flows);
+        map.remove(((f as u32) << 1) | 1, &mut self.flows);
+        self.members[m].maps[mapid] = map;
     }
 
     fn release(&mut self, f: usize) {
@@ -754,6 +721,7 @@ impl FlowSet {
         }
         let e = Entry {
             key: FlowId::default(),
+            next: NIL,
         };
         self.flows.push(Flow {
             e: [e, e],
@@ -810,9 +778,13 @@ impl FlowSet {
         };
         {
             let fl = &mut self.flows[f];
-            fl.e[0] = Entry { key: *flowid };
+            fl.e[0] = Entry {
+                key: *flowid,
+                next: NIL,
+            };
             fl.e[1] = Entry {
                 key: rewritten.reverse(),
+                next: NIL,
             };
             fl.out = [fo as u16, ro as u16];
             fl.ip_delta = ip_delta;
@@ -830,9 +802,10 @@ impl FlowSet {
         self.flows[f].guaranteed = g != 0;
         self.flows[f].expiry = now + if g != 0 { g } else { to };
         let fwd = (f as u32) << 1;
-        let map = &mut self.members[m].maps[mapid];
-        map.set(fwd, &self.flows);
-        let old = map.set(fwd | 1, &self.flows);
+        let mut map = core::mem::take(&mut self.members[m].maps[mapid]);
+        map.set(fwd, &mut self.flows);
+        let old = map.set(fwd | 1, &mut self.flows);
+        self.members[m].maps[mapid] = map;
         if old != NIL && eref_flow(old) != f {
             // a reply flow ID only one flow can own
             self.destroy(eref_flow(old));
