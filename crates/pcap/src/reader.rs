@@ -87,13 +87,19 @@ impl<R: Read> Src<R> {
     /// the number of bytes actually available (< len at EOF).  Memory use is
     /// bounded by what the input really contains.
     fn read_vec(&mut self, buf: &mut Vec<u8>, len: u64) -> Result<u64, Error> {
-        buf.clear();
         if len <= EAGER_READ {
-            buf.resize(len as usize, 0);
+            // the old contents are overwritten: no zeroing of the record's
+            // bytes once the buffer has been that long (one record a packet)
+            if buf.len() < len as usize {
+                buf.resize(len as usize, 0);
+            } else {
+                buf.truncate(len as usize);
+            }
             let n = self.fill(buf)?;
             buf.truncate(n);
             Ok(n as u64)
         } else {
+            buf.clear();
             let start = self.pos;
             loop {
                 match (&mut *self).take(len - buf.len() as u64).read_to_end(buf) {

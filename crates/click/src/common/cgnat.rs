@@ -148,10 +148,16 @@ pub struct Cgnat {
     /// Bindings made and deleted.
     pub created: u64,
     pub deleted: u64,
-    /// Log lines not yet written out.
-    pub unwritten: Vec<String>,
+    /// Log lines not yet written out, each ended by a newline (one buffer,
+    /// not a `String` a line: a line is logged per binding made).
+    pub unwritten: String,
+    /// How many lines `unwritten` holds.
+    pub unwritten_lines: usize,
     /// The latest lines, for the `log` handler.
     pub recent: VecDeque<String>,
+    /// The seconds of the latest line's time and their decimal digits
+    /// (a line's ten digits of seconds cost more than the rest of it).
+    stamp: (u64, [u8; 20], u8),
 }
 
 fn proto_index(p: u8) -> usize {
@@ -171,6 +177,24 @@ fn proto_name(p: u8) -> String {
         p => format!("{p}"),
     }
 }
+
+/// Each octet's decimal digits, left-aligned, after their count.
+const OCTETS: [[u8; 4]; 256] = {
+    let mut t = [[0u8; 4]; 256];
+    let mut i = 0;
+    while i < 256 {
+        let o = i as u8;
+        t[i] = if o >= 100 {
+            [3, b'0' + o / 100, b'0' + o / 10 % 10, b'0' + o % 10]
+        } else if o >= 10 {
+            [2, b'0' + o / 10, b'0' + o % 10, 0]
+        } else {
+            [1, b'0' + o, 0, 0]
+        };
+        i += 1;
+    }
+    t
+};
 
 /// A log line being built (ASCII; at most 160 bytes: longer is cut).
 struct LineBuf {
@@ -215,8 +239,25 @@ impl LineBuf {
         }
         self.n += d;
     }
-    /// Dotted-quad address `a`.
+    /// Dotted-quad address `a` (the octets' digits from a table: no
+    /// division a digit).
+    #[inline]
     fn ipv4(&mut self, a: u32) {
+        if self.n + 15 > self.b.len() {
+            return self.ipv4_slow(a);
+        }
+        for (j, o) in a.to_be_bytes().into_iter().enumerate() {
+            if j > 0 {
+                self.b[self.n] = b'.';
+                self.n += 1;
+            }
+            let [len, d0, d1, d2] = OCTETS[o as usize];
+            self.b[self.n..self.n + 3].copy_from_slice(&[d0, d1, d2]);
+            self.n += len as usize;
+        }
+    }
+    /// [`ipv4`](Self::ipv4) near the end of the line (cut there).
+    fn ipv4_slow(&mut self, a: u32) {
         let mut t = [0u8; 16];
         let mut k = 0;
         for (j, o) in a.to_be_bytes().into_iter().enumerate() {
@@ -273,8 +314,10 @@ impl Cgnat {
             hairpins: 0,
             created: 0,
             deleted: 0,
-            unwritten: Vec::new(),
+            unwritten: String::new(),
+            unwritten_lines: 0,
             recent: VecDeque::new(),
+            stamp: (0, [0; 20], 0),
         }
     }
 
@@ -301,7 +344,7 @@ impl Cgnat {
         self.subs.len()
     }
 
-    fn log(&mut self, line: String) {
+    fn log(&mut self, line: &str) {
         // the oldest kept line's buffer takes the copy (no allocation once
         // LOG_KEEP lines are kept)
         let mut copy = if self.recent.len() == LOG_KEEP {
@@ -310,11 +353,13 @@ impl Cgnat {
             String::with_capacity(line.len())
         };
         copy.clear();
-        copy.push_str(&line);
+        copy.push_str(line);
         self.recent.push_back(copy);
         // bounded, should nobody write the lines out
-        if self.unwritten.len() < 65536 {
-            self.unwritten.push(line);
+        if self.unwritten_lines < 65536 {
+            self.unwritten.push_str(line);
+            self.unwritten.push('\n');
+            self.unwritten_lines += 1;
         }
     }
 
@@ -324,7 +369,16 @@ impl Cgnat {
         let bd = self.bindings[b as usize];
         let mut l = LineBuf::default();
         if now >= 0 {
-            l.dec((now / 1000) as u64);
+            let sec = (now / 1000) as u64;
+            if self.stamp.2 == 0 || self.stamp.0 != sec {
+                let mut d = LineBuf::default();
+                d.dec(sec);
+                let n = d.n.min(20);
+                self.stamp.0 = sec;
+                self.stamp.1[..n].copy_from_slice(&d.b[..n]);
+                self.stamp.2 = n as u8;
+            }
+            l.bytes(&self.stamp.1[..self.stamp.2 as usize]);
             let r = (now % 1000) as u32;
             l.bytes(&[
                 b'.',
@@ -355,7 +409,7 @@ impl Cgnat {
         l.ipv4(bd.ext_addr);
         l.bytes(b":");
         l.dec(bd.ext_port as u64);
-        let line = String::from(core::str::from_utf8(l.get()).unwrap_or_default());
+        let line = core::str::from_utf8(l.get()).unwrap_or_default();
         self.log(line);
     }
 
@@ -725,9 +779,11 @@ impl Cgnat {
         }
         let cfg = self.cfg.clone();
         let unwritten = core::mem::take(&mut self.unwritten);
+        let lines = self.unwritten_lines;
         *self = core::mem::replace(old, Cgnat::new(old.cfg.clone()));
         self.cfg = cfg;
-        self.unwritten.extend(unwritten);
+        self.unwritten.push_str(&unwritten);
+        self.unwritten_lines += lines;
         true
     }
 }
@@ -775,7 +831,8 @@ mod tests {
                 bd.ext_port
             );
             assert_eq!(c.recent.back(), Some(&want));
-            assert_eq!(c.unwritten.last(), Some(&want));
+            assert_eq!(c.unwritten.lines().last(), Some(want.as_str()));
+            assert_eq!(c.unwritten.lines().count(), c.unwritten_lines);
         }
     }
 

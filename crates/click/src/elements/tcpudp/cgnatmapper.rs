@@ -191,30 +191,42 @@ impl CGNATMapper {
 
     /// Writes the log lines not yet written.
     fn flush(&mut self, cx: &Ctx) {
-        let lines = match &mut self.state.borrow_mut().kind {
-            MapperKind::Cgnat(c) => core::mem::take(&mut c.unwritten),
+        let mut text = match &mut self.state.borrow_mut().kind {
+            MapperKind::Cgnat(c) => {
+                c.unwritten_lines = 0;
+                core::mem::take(&mut c.unwritten)
+            }
             _ => return,
         };
         let Some(file) = &self.log_file else {
             return;
         };
-        if lines.is_empty() {
+        if text.is_empty() {
             return;
         }
+        let mut written = false;
         if file != "-" && !self.to_console {
-            let mut text = lines.join("\n");
-            text.push('\n');
             if cx.write_file(file, true, &text).is_ok() {
-                return;
+                written = true;
+            } else {
+                self.to_console = true;
+                cx.error_line(&format!(
+                    "{}: cannot write {file}: logging to the console",
+                    cx.name()
+                ));
             }
-            self.to_console = true;
-            cx.error_line(&format!(
-                "{}: cannot write {file}: logging to the console",
-                cx.name()
-            ));
         }
-        for l in &lines {
-            cx.error_line(l);
+        if !written {
+            for l in text.lines() {
+                cx.error_line(l);
+            }
+        }
+        // the buffer is used again for the next lines
+        text.clear();
+        if let MapperKind::Cgnat(c) = &mut self.state.borrow_mut().kind {
+            if c.unwritten.is_empty() {
+                c.unwritten = text;
+            }
         }
     }
 }

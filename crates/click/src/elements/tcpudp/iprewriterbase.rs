@@ -559,7 +559,10 @@ impl Rewriter {
         if fl.ip_p != IP_PROTO_TCP {
             return None;
         }
-        let _ = fl.seq.update(eref_dir(r), trigger, delta);
+        let _ = fl
+            .seq
+            .get_or_insert_with(Default::default)
+            .update(eref_dir(r), trigger, delta);
         Some(fl.reply_anno)
     }
 
@@ -758,8 +761,10 @@ fn apply(kind: Kind, fl: &mut Flow, dir: usize, p: &mut Packet, annos: u32, ihl:
             }
             // sequence-number deltas (FTPPortMapper's), when the whole
             // header is there
-            if tlen >= th_off.max(20) && fl.seq.any() {
-                apply_seq_deltas(&mut fl.seq, dir, &mut t[..th_off]);
+            if let Some(seq) = fl.seq.as_deref_mut() {
+                if tlen >= th_off.max(20) && seq.any() {
+                    apply_seq_deltas(seq, dir, &mut t[..th_off]);
+                }
             }
         }
         Kind::Ip | Kind::Udp => {
