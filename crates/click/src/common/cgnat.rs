@@ -95,7 +95,7 @@ struct Block {
 }
 
 /// A subscriber's paired address and blocks, in the order taken.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 struct Subscriber {
     addr_idx: u32,
     blocks: Vec<Block>,

@@ -11,7 +11,9 @@ const EMPTY: u64 = u64::MAX;
 #[derive(Clone, Debug)]
 pub struct IntMap<V> {
     keys: Vec<u64>,
-    vals: Vec<Option<V>>,
+    /// A member's value, or `V::default()` in a free slot (the keys tell
+    /// which: no `Option`, which would double a `u32` value).
+    vals: Vec<V>,
     len: usize,
     /// `keys.len() - 1` (capacity is a power of two), 0 when empty.
     mask: usize,
@@ -19,7 +21,7 @@ pub struct IntMap<V> {
     shift: u32,
 }
 
-impl<V> Default for IntMap<V> {
+impl<V: Default> Default for IntMap<V> {
     fn default() -> Self {
         IntMap::new()
     }
@@ -33,7 +35,7 @@ fn slot_of(key: u64, shift: u32) -> usize {
     (h >> shift) as usize
 }
 
-impl<V> IntMap<V> {
+impl<V: Default> IntMap<V> {
     pub const fn new() -> IntMap<V> {
         IntMap {
             keys: Vec::new(),
@@ -73,13 +75,13 @@ impl<V> IntMap<V> {
     #[inline]
     pub fn get(&self, key: u64) -> Option<&V> {
         let i = self.find(key)?;
-        self.vals[i].as_ref()
+        Some(&self.vals[i])
     }
 
     #[inline]
     pub fn get_mut(&mut self, key: u64) -> Option<&mut V> {
         let i = self.find(key)?;
-        self.vals[i].as_mut()
+        Some(&mut self.vals[i])
     }
 
     #[inline]
@@ -91,7 +93,7 @@ impl<V> IntMap<V> {
         let n = (self.keys.len() * 2).max(16);
         let keys = core::mem::replace(&mut self.keys, alloc::vec![EMPTY; n]);
         let mut vals = core::mem::take(&mut self.vals);
-        self.vals = (0..n).map(|_| None).collect();
+        self.vals = (0..n).map(|_| V::default()).collect();
         self.mask = n - 1;
         self.shift = 64 - n.trailing_zeros();
         for (k, v) in keys.into_iter().zip(vals.drain(..)) {
@@ -116,11 +118,11 @@ impl<V> IntMap<V> {
         loop {
             let k = self.keys[i];
             if k == key {
-                return self.vals[i].replace(val);
+                return Some(core::mem::replace(&mut self.vals[i], val));
             }
             if k == EMPTY {
                 self.keys[i] = key;
-                self.vals[i] = Some(val);
+                self.vals[i] = val;
                 self.len += 1;
                 return None;
             }
@@ -131,7 +133,7 @@ impl<V> IntMap<V> {
     /// Removes `key`, returning its value.
     pub fn remove(&mut self, key: u64) -> Option<V> {
         let mut i = self.find(key)?;
-        let v = self.vals[i].take();
+        let v = core::mem::take(&mut self.vals[i]);
         self.len -= 1;
         // backward shift: move later members of the probe run into the hole
         let mut j = i;
@@ -150,12 +152,12 @@ impl<V> IntMap<V> {
             };
             if movable {
                 self.keys[i] = k;
-                self.vals[i] = self.vals[j].take();
+                self.vals[i] = core::mem::take(&mut self.vals[j]);
                 i = j;
             }
         }
         self.keys[i] = EMPTY;
-        v
+        Some(v)
     }
 
     /// Every (key, value), in no particular order.
@@ -163,13 +165,7 @@ impl<V> IntMap<V> {
         self.keys
             .iter()
             .zip(self.vals.iter())
-            .filter_map(|(&k, v)| {
-                if k == EMPTY {
-                    None
-                } else {
-                    v.as_ref().map(|v| (k, v))
-                }
-            })
+            .filter_map(|(&k, v)| (k != EMPTY).then_some((k, v)))
     }
 
     /// Every (key, value), sorted by key.
@@ -181,7 +177,7 @@ impl<V> IntMap<V> {
 
     pub fn clear(&mut self) {
         self.keys.iter_mut().for_each(|k| *k = EMPTY);
-        self.vals.iter_mut().for_each(|v| *v = None);
+        self.vals.iter_mut().for_each(|v| *v = V::default());
         self.len = 0;
     }
 }

@@ -160,6 +160,11 @@ pub struct Flow {
     pub udp_delta: u16,
     /// Expiry, in milliseconds (Click's jiffies at CLICK_HZ 1000).
     pub expiry: i64,
+    /// What the flow's heap is ordered by: the expiry when the flow last
+    /// moved in its heap, never later than `expiry`. A packet that only
+    /// puts the expiry off leaves the heap alone; the flow is moved down
+    /// when it reaches the top ([`FlowSet::settle`]).
+    hexp: i64,
     place: u32,
     pub ip_p: u8,
     pub tflags: u8,
@@ -509,7 +514,7 @@ impl FlowSet {
     }
 
     fn less(&self, a: u32, b: u32) -> bool {
-        self.flows[a as usize].expiry < self.flows[b as usize].expiry
+        self.flows[a as usize].hexp < self.flows[b as usize].hexp
     }
     fn set_place(&mut self, h: usize, pos: usize) {
         let f = self.heaps[h][pos] as usize;
@@ -571,25 +576,50 @@ impl FlowSet {
         }
     }
 
-    /// Click's `change_expiry`.
+    /// Click's `change_expiry`, lazily: a later expiry is only noted (the
+    /// flow keeps its place in the heap until [`settle`](Self::settle)
+    /// finds it on top), an earlier one moves the flow up at once. A
+    /// packet of a flow in a big table thus costs no walk down the heap
+    /// (Click's `change_heap` walks it to a leaf, a cache miss a level).
     #[inline]
     pub fn change_expiry(&mut self, f: usize, guaranteed: bool, expiry: i64) {
         let fl = &mut self.flows[f];
         let cur = fl.guaranteed as usize;
         let place = fl.place as usize;
-        let old = fl.expiry;
         fl.expiry = expiry;
         if fl.guaranteed != guaranteed {
             self.heap_remove(cur, place);
-            self.flows[f].guaranteed = guaranteed;
+            let fl = &mut self.flows[f];
+            fl.guaranteed = guaranteed;
+            fl.hexp = expiry;
             self.heap_push(guaranteed as usize, f as u32);
-        } else if expiry > old {
-            // what heap_change does: it cannot rise
-            self.sift_down(cur, place);
-        } else if expiry < old {
+        } else if expiry < fl.hexp {
+            fl.hexp = expiry;
             self.sift_up(cur, place);
         }
-        // the same expiry: the heap is unchanged
+    }
+
+    /// Brings heap `h`'s top up to date: while the flow on top expires
+    /// later than its place says, it is moved down by its expiry. Then the
+    /// top is the flow that expires first (every flow's heap key is at
+    /// most its expiry).
+    fn settle(&mut self, h: usize) {
+        self.settle_upto(h, i64::MAX);
+    }
+
+    /// [`settle`](Self::settle), stopping once the top's heap key is after
+    /// `limit`: no flow then expires by `limit`, which is all the reaping
+    /// needs to know. A flow that keeps getting packets is thus moved down
+    /// the heap about once a timeout, not once a packet.
+    fn settle_upto(&mut self, h: usize, limit: i64) {
+        while let Some(&top) = self.heaps[h].first() {
+            let fl = &mut self.flows[top as usize];
+            if fl.hexp >= fl.expiry || fl.hexp > limit {
+                break;
+            }
+            fl.hexp = fl.expiry;
+            self.sift_down(h, 0);
+        }
     }
 
     /// After a packet of flow `f`: a new guarantee, or the best-effort
@@ -655,6 +685,7 @@ impl FlowSet {
 
     /// Moves flows whose guarantee ran out to the best-effort heap.
     fn shift_best_effort(&mut self, now: i64) {
+        self.settle_upto(1, now);
         while let Some(&top) = self.heaps[1].first() {
             let f = top as usize;
             if !self.flows[f].expired(now) {
@@ -662,6 +693,7 @@ impl FlowSet {
             }
             let e = self.best_effort_expiry(f);
             self.change_expiry(f, false, e);
+            self.settle_upto(1, now);
         }
     }
 
@@ -670,6 +702,7 @@ impl FlowSet {
     /// (admission control). Returns whether `f` was the one.
     fn shrink_for_new_flow(&mut self, f: usize, now: i64) -> bool {
         self.shift_best_effort(now);
+        self.settle(0);
         let dead = match self.heaps[0].first() {
             Some(&d) => d as usize,
             None => f,
@@ -683,11 +716,13 @@ impl FlowSet {
     pub fn shrink(&mut self, clear_all: bool, now: i64) {
         self.now = self.now.max(now);
         self.shift_best_effort(now);
+        self.settle_upto(0, now);
         while let Some(&top) = self.heaps[0].first() {
             if !self.flows[top as usize].expired(now) {
                 break;
             }
             self.destroy(top as usize);
+            self.settle_upto(0, now);
         }
         let cap = if clear_all {
             0
@@ -696,6 +731,7 @@ impl FlowSet {
         };
         while self.size() > cap {
             let h = self.heaps[0].is_empty() as usize;
+            self.settle(h);
             let dead = self.heaps[h][0] as usize;
             self.destroy(dead);
         }
@@ -729,6 +765,7 @@ impl FlowSet {
             ip_delta: 0,
             udp_delta: 0,
             expiry: 0,
+            hexp: 0,
             place: 0,
             ip_p: 0,
             tflags: 0,
@@ -801,6 +838,7 @@ impl FlowSet {
         let (to, g) = self.members[m].timeouts_for(&self.flows[f]);
         self.flows[f].guaranteed = g != 0;
         self.flows[f].expiry = now + if g != 0 { g } else { to };
+        self.flows[f].hexp = self.flows[f].expiry;
         let fwd = (f as u32) << 1;
         let mut map = core::mem::take(&mut self.members[m].maps[mapid]);
         map.set(fwd, &mut self.flows);
