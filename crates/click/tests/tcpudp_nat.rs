@@ -279,6 +279,75 @@ fn timeouts_expire_flows() {
     assert_eq!(collected_data("out0")[1], udp_pkt(NAT, 1025, OUT, 53));
 }
 
+/// A flow that keeps getting packets outlives its first expiry while an
+/// idle one goes (the expiry heaps are updated lazily: the reaper must
+/// still see the refreshed expiry, and only it).
+#[test]
+fn traffic_keeps_a_flow_alive_past_its_first_expiry() {
+    clear_collected();
+    let r = router(
+        "Idle -> a :: MarkIPHeader -> rw :: UDPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, drop, TIMEOUT 10, GUARANTEE 0, REAP_INTERVAL 1) -> out0 :: Collect;
+         Idle -> b :: MarkIPHeader -> [1]rw; rw[1] -> out1 :: Collect;",
+    );
+    let t0 = r.clock.now();
+    r.inject("a", 0, &[udp_pkt(IN, 1, OUT, 53), udp_pkt(IN, 2, OUT, 53)]);
+    assert_eq!(
+        collected_data("out0"),
+        vec![udp_pkt(NAT, 1024, OUT, 53), udp_pkt(NAT, 1025, OUT, 53)]
+    );
+    // at 6 s only the first flow has traffic: its expiry moves to 16 s
+    r.clock.set(t0.add_nsec(6_000_000_000));
+    r.inject("a", 0, &[udp_pkt(IN, 1, OUT, 53)]);
+    r.clock.set(t0.add_nsec(12_500_000_000));
+    r.run_passes(1);
+    assert_eq!(r.read("rw.table_size"), "1");
+    // (no reply to the first flow yet: a reply makes a UDP flow
+    // streaming, with STREAMING_TIMEOUT's two minutes)
+    r.inject("b", 0, &[udp_pkt(OUT, 53, NAT, 1025)]);
+    assert!(collected_data("out1").is_empty());
+    r.clock.set(t0.add_nsec(15_500_000_000));
+    r.run_passes(1);
+    assert_eq!(r.read("rw.table_size"), "1");
+    r.clock.set(t0.add_nsec(17_000_000_000));
+    r.run_passes(1);
+    assert_eq!(r.read("rw.table_size"), "0");
+    r.inject("b", 0, &[udp_pkt(OUT, 53, NAT, 1024)]);
+    assert!(collected_data("out1").is_empty());
+}
+
+/// At capacity the flow to go is the one expiring first *now*: a flow
+/// made first but used since outlives one made later and left idle.
+#[test]
+fn capacity_evicts_by_current_expiry_not_creation() {
+    clear_collected();
+    let r = router(
+        "Idle -> a :: MarkIPHeader -> rw :: IPRewriter(pattern 1.0.0.1 1024-65535# - - 0 1, drop, MAPPING_CAPACITY 2, GUARANTEE 0, REAP_INTERVAL 0) -> out0 :: Collect;
+         Idle -> b :: MarkIPHeader -> [1]rw; rw[1] -> out1 :: Collect;",
+    );
+    let t0 = r.clock.now();
+    r.inject("a", 0, &[tcp_pkt(IN, 1, OUT, 80)]);
+    r.clock.set(t0.add_nsec(1_000_000_000));
+    r.inject("a", 0, &[tcp_pkt(IN, 2, OUT, 80)]);
+    r.clock.set(t0.add_nsec(2_000_000_000));
+    r.inject("a", 0, &[tcp_pkt(IN, 1, OUT, 80)]);
+    r.clock.set(t0.add_nsec(3_000_000_000));
+    r.inject("a", 0, &[tcp_pkt(IN, 3, OUT, 80)]);
+    assert_eq!(r.read("rw.size"), "2");
+    r.inject(
+        "b",
+        0,
+        &[
+            tcp_pkt(OUT, 80, NAT, 1024),
+            tcp_pkt(OUT, 80, NAT, 1025),
+            tcp_pkt(OUT, 80, NAT, 1026),
+        ],
+    );
+    assert_eq!(
+        collected_data("out1"),
+        vec![tcp_pkt(OUT, 80, IN, 1), tcp_pkt(OUT, 80, IN, 3)]
+    );
+}
+
 #[test]
 fn capacity_evicts_the_oldest_best_effort_flow() {
     clear_collected();
