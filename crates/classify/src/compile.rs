@@ -14,7 +14,7 @@ use alloc::collections::BTreeMap;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use crate::expr::{Atom, Expr};
+use crate::expr::{Atom, Expr, View};
 
 /// Jump target: `>= 0` is an instruction index, `< 0` is a final result.
 pub(crate) type Target = i32;
@@ -41,6 +41,19 @@ pub(crate) struct Node {
     pub short_yes: bool,
     pub yes: Target,
     pub no: Target,
+}
+
+impl Node {
+    /// Where a packet goes from this test; a packet too short for its word
+    /// takes the short branch.
+    #[inline]
+    pub(crate) fn step(&self, v: &View) -> Target {
+        if self.atom.test(v).unwrap_or(self.short_yes) {
+            self.yes
+        } else {
+            self.no
+        }
+    }
 }
 
 #[derive(Default)]
@@ -173,7 +186,7 @@ fn decide(facts: &[Fact], n: &Node) -> Option<bool> {
     let a = &n.atom;
     for f in facts {
         let fa = &f.atom;
-        if fa.transp != a.transp || fa.mac != a.mac || fa.off != a.off {
+        if !fa.same_word(a) {
             continue;
         }
         // Outcome of `n` if neither test is short.
@@ -349,14 +362,12 @@ fn flipped(n: &Node) -> Option<Node> {
 /// it alone must fail the pair whatever the other said, so that test's
 /// short branch must be no (and then the pair's is no).
 fn combined(s: &Node, t: &Node) -> Option<Node> {
-    let (a, b) = (&s.atom, &t.atom);
-    if a.transp != b.transp || a.mac != b.mac || a.off != b.off || t.no != s.no {
+    if t.no != s.no {
         return None;
     }
-    if (a.value ^ b.value) & a.mask & b.mask != 0 {
-        return None; // contradictory: the yes branch is never taken
-    }
-    let (na, nb) = (a.nbytes(), b.nbytes());
+    // (a contradictory pair never takes the yes branch: left alone)
+    let atom = s.atom.conjoin(&t.atom)?;
+    let (na, nb) = (s.atom.nbytes(), t.atom.nbytes());
     let short_yes = if na == nb {
         s.short_yes && t.short_yes
     } else if (na < nb && t.short_yes) || (na > nb && s.short_yes) {
@@ -365,7 +376,7 @@ fn combined(s: &Node, t: &Node) -> Option<Node> {
         false
     };
     Some(Node {
-        atom: Atom::new_like(a, a.mask | b.mask, a.value | b.value),
+        atom,
         short_yes,
         yes: t.yes,
         no: s.no,

@@ -66,6 +66,19 @@ impl Atom {
         }
     }
 
+    /// Both test the same word: same base, same offset.
+    pub(crate) fn same_word(&self, o: &Atom) -> bool {
+        self.transp == o.transp && self.mac == o.mac && self.off == o.off
+    }
+
+    /// Both tests as one (`W & M1 == V1 && W & M2 == V2` is
+    /// `W & (M1|M2) == V1|V2`); `None` if they read different words or
+    /// want different values where their masks meet (never both true).
+    pub(crate) fn conjoin(&self, o: &Atom) -> Option<Atom> {
+        (self.same_word(o) && (self.value ^ o.value) & self.mask & o.mask == 0)
+            .then(|| Atom::new_like(self, self.mask | o.mask, self.value | o.value))
+    }
+
     /// Reads the word; `None` if the packet is too short.
     #[inline]
     pub(crate) fn read(&self, v: &View) -> Option<u32> {

@@ -14,7 +14,7 @@ use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
-use crate::expr::{Atom, Expr};
+use crate::expr::Expr;
 use click_lang::ArgContext;
 
 const UNKNOWN: i32 = -1000;
@@ -940,18 +940,15 @@ impl Prim {
 /// too short for the destination half then fails the test as a whole,
 /// as it does in Click, even when the source half alone could be read.
 fn one_word(sd: u8, v: &[Expr]) -> Option<Expr> {
-    // the halves of a port test: one word, disjoint masks
-    let merge = |a: &Atom, b: &Atom| {
-        (a.transp == b.transp && a.mac == b.mac && a.off == b.off && a.mask & b.mask == 0)
-            .then(|| Atom::new_like(a, a.mask | b.mask, a.value | b.value))
-    };
+    // (the halves of a port test have disjoint masks: `conjoin` merges
+    // them; hosts are two words and stay apart)
     match (sd, v) {
         (SD_AND, [Expr::Atom(a, s), Expr::Atom(b, t)]) if s == t => {
-            Some(Expr::Atom(merge(a, b)?, *s))
+            Some(Expr::Atom(a.conjoin(b)?, *s))
         }
         (SD_OR, [Expr::Not(x), Expr::Not(y)]) => match (&**x, &**y) {
             (Expr::Atom(a, s), Expr::Atom(b, t)) if s == t => {
-                Some(Expr::Atom(merge(a, b)?, *s).not())
+                Some(Expr::Atom(a.conjoin(b)?, *s).not())
             }
             _ => None,
         },

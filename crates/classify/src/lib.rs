@@ -75,20 +75,6 @@ use click_lang::ArgContext;
 use compile::{decode, Node, Target, DROP};
 use expr::{transport_base, Expr};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Insn {
-    off: u32,
-    transp: bool,
-    /// Relative to the MAC header (see [`Program::needs_mac`]).
-    mac: bool,
-    short_yes: bool,
-    nbytes: u8,
-    mask: u32,
-    value: u32,
-    yes: Target,
-    no: Target,
-}
-
 /// The hot-path form of an instruction: 24 bytes, no branches to pick
 /// the base, successors indexed by the test's outcome.
 #[derive(Clone, Copy, Debug)]
@@ -125,7 +111,8 @@ fn result_code(t: Target) -> u32 {
 /// A compiled classification program.
 #[derive(Clone, Debug)]
 pub struct Program {
-    insns: Vec<Insn>,
+    /// The instructions, entry first (see [`compile::compile_rules`]).
+    insns: Vec<Node>,
     fast: Vec<Fast>,
     /// The fast table specialised for a packet whose transport header is
     /// at 20 (an IP header without options; Classifier programs have no
@@ -222,28 +209,14 @@ impl Program {
             Kind::Classifier => compile::SortKey::Classifier,
             Kind::Ip => compile::SortKey::Ip,
         };
-        let (nodes, entry) = compile::compile_rules(&rules, true, Some(sort));
-        let insns: Vec<Insn> = nodes
-            .iter()
-            .map(|n: &Node| Insn {
-                off: n.atom.off,
-                transp: n.atom.transp,
-                mac: n.atom.mac,
-                short_yes: n.short_yes,
-                nbytes: n.atom.nbytes(),
-                mask: n.atom.mask,
-                value: n.atom.value,
-                yes: n.yes,
-                no: n.no,
-            })
-            .collect();
+        let (insns, entry) = compile::compile_rules(&rules, true, Some(sort));
         let fast: Vec<Fast> = insns
             .iter()
-            .map(|i: &Insn| Fast {
-                off: i.off,
-                tsel: if i.transp { u32::MAX } else { 0 },
-                mask: i.mask.to_be(),
-                value: i.value.to_be(),
+            .map(|i: &Node| Fast {
+                off: i.atom.off,
+                tsel: if i.atom.transp { u32::MAX } else { 0 },
+                mask: i.atom.mask.to_be(),
+                value: i.atom.value.to_be(),
                 next: [i.no as isize, i.yes as isize],
             })
             .collect();
@@ -285,7 +258,7 @@ impl Program {
                 ..*f
             })
             .collect();
-        let mac = insns.iter().any(|i| i.mac);
+        let mac = insns.iter().any(|i| i.atom.mac);
         let safe_flat = if mac {
             usize::MAX
         } else {
@@ -298,8 +271,8 @@ impl Program {
         let reach = |transp: bool| {
             insns
                 .iter()
-                .filter(|i| i.transp == transp)
-                .map(|i| i.off as usize + 4)
+                .filter(|i| i.atom.transp == transp)
+                .map(|i| i.atom.off as usize + 4)
                 .max()
                 .unwrap_or(0)
         };
@@ -390,28 +363,9 @@ impl Program {
         if t < 0 {
             return decode(t);
         }
-        let tbase = if self.kind == Kind::Ip {
-            transport_base(data)
-        } else {
-            0
-        };
+        let v = self.view(mac, data);
         loop {
-            let ins = &self.insns[t as usize];
-            let start = ins.off as usize + if ins.transp { tbase } else { 0 };
-            let word = if ins.mac {
-                expr::read_mac_word(mac, ins.off, ins.mask)
-            } else {
-                match data.get(start..start + 4) {
-                    Some(b) => Some(u32::from_be_bytes([b[0], b[1], b[2], b[3]])),
-                    None => expr::read_word(data, ins.transp, ins.off, ins.mask, tbase),
-                }
-            };
-            t = match word {
-                Some(w) if w & ins.mask == ins.value => ins.yes,
-                Some(_) => ins.no,
-                None if ins.short_yes => ins.yes,
-                None => ins.no,
-            };
+            t = self.insns[t as usize].step(&v);
             if t < 0 {
                 return decode(t);
             }
@@ -600,31 +554,27 @@ impl Program {
         t
     }
 
-    /// Number of instructions executed to classify `data` (for tuning and
-    /// tests).
-    pub fn steps(&self, data: &[u8]) -> usize {
-        let mut t = self.entry;
-        let mut n = 0;
+    /// The packet as the instructions see it (Classifier programs have no
+    /// transport base).
+    fn view<'a>(&self, mac: &'a [u8], data: &'a [u8]) -> expr::View<'a> {
         let tbase = if self.kind == Kind::Ip {
             transport_base(data)
         } else {
             0
         };
+        expr::View { mac, data, tbase }
+    }
+
+    /// Number of instructions executed to classify `data` (for tuning and
+    /// tests).
+    pub fn steps(&self, data: &[u8]) -> usize {
+        let mut t = self.entry;
+        let mut n = 0;
+        // no MAC header here: MAC words are short
+        let v = self.view(&[], data);
         while t >= 0 {
-            let ins = &self.insns[t as usize];
             n += 1;
-            let word = if ins.mac {
-                // no MAC header here: MAC words are short
-                expr::read_mac_word(&[], ins.off, ins.mask)
-            } else {
-                expr::read_word(data, ins.transp, ins.off, ins.mask, tbase)
-            };
-            t = match word {
-                Some(w) if w & ins.mask == ins.value => ins.yes,
-                Some(_) => ins.no,
-                None if ins.short_yes => ins.yes,
-                None => ins.no,
-            };
+            t = self.insns[t as usize].step(&v);
         }
         n
     }
@@ -640,12 +590,7 @@ impl Program {
     /// `mac`, as for [`matches_mac`](Self::matches_mac). For testing.
     #[doc(hidden)]
     pub fn reference_matches_mac(&self, mac: &[u8], data: &[u8]) -> Option<usize> {
-        let tbase = if self.kind == Kind::Ip {
-            transport_base(data)
-        } else {
-            0
-        };
-        let v = expr::View { mac, data, tbase };
+        let v = self.view(mac, data);
         for (e, t) in &self.rules {
             if e.eval(&v) {
                 return decode(*t);
@@ -683,8 +628,8 @@ impl Program {
     /// 256, the transport header at 512; the safe length counts those too.
     pub fn dump(&self) -> String {
         let ip = self.kind == Kind::Ip;
-        let base = |i: &Insn| -> u32 {
-            match (ip, i.mac, i.transp) {
+        let base = |i: &Node| -> u32 {
+            match (ip, i.atom.mac, i.atom.transp) {
                 (false, _, _) | (true, true, _) => 0,
                 (true, false, false) => 256,
                 (true, false, true) => 512,
@@ -705,7 +650,7 @@ impl Program {
             let _ = writeln!(s, "all->{}", tgt(self.entry));
         }
         for (i, ins) in self.insns.iter().enumerate() {
-            let off = format!("{}", base(ins) + ins.off);
+            let off = format!("{}", base(ins) + ins.atom.off);
             // Click: `(i < 10 ? " " : "") << i << ' '`, then "%3d/"
             let _ = write!(
                 s,
@@ -713,8 +658,8 @@ impl Program {
                 if i < 10 { " " } else { "" },
                 i,
                 off,
-                ins.value,
-                ins.mask,
+                ins.atom.value,
+                ins.atom.mask,
                 tgt(ins.yes),
                 tgt(ins.no)
             );
@@ -726,7 +671,7 @@ impl Program {
         let safe = self
             .insns
             .iter()
-            .map(|i| base(i) + i.off + i.nbytes as u32)
+            .map(|i| base(i) + i.atom.off + u32::from(i.atom.nbytes()))
             .max()
             .unwrap_or(0);
         let _ = writeln!(s, "safe length {safe}");
