@@ -366,10 +366,8 @@ fn forward_test(method: &str, want: &str) {
 
 /// Times the process gave up its CPU (slept) so far.
 fn voluntary_switches(pid: u32) -> u64 {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
-    s.lines()
-        .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))
-        .and_then(|v| v.trim().parse().ok())
+    common::status_field(pid, "voluntary_ctxt_switches:")
+        .parse()
         .expect("voluntary_ctxt_switches")
 }
 

@@ -3,6 +3,7 @@
 //! process (the `clickos __instance` child) and none (a thread).
 
 mod common;
+use common::status_field;
 
 use clickos_instance::{
     ConfigError, ConsoleSink, CreateError, Ended, HandlerError, Instance, InstanceOptions,
@@ -476,15 +477,6 @@ fn child_pid(id: u32) -> Option<u32> {
         }
     }
     None
-}
-
-fn status_field(pid: u32, field: &str) -> String {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    s.lines()
-        .find_map(|l| l.strip_prefix(field))
-        .unwrap_or("")
-        .trim()
-        .to_string()
 }
 
 #[test]

@@ -72,9 +72,8 @@ impl Server {
 
     /// The router's peak resident memory (VmHWM), in KiB.
     pub fn peak_kib(&self) -> u64 {
-        let s = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).unwrap();
-        let l = s.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
-        l.split_whitespace().nth(1).unwrap().parse().unwrap()
+        let v = super::status_field(self.pid(), "VmHWM:");
+        v.split_whitespace().next().unwrap().parse().unwrap()
     }
 
     /// The router's CPU time so far (user + system), in clock ticks.

@@ -15,6 +15,18 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+/// The value of `field` (with its colon, e.g. `"VmHWM:"`) in
+/// `/proc/PID/status`, trimmed; empty if the process has no such line.
+/// Panics if the file cannot be read.
+pub fn status_field(pid: u32, field: &str) -> String {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    s.lines()
+        .find_map(|l| l.strip_prefix(field))
+        .unwrap_or("")
+        .trim()
+        .to_string()
+}
+
 pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_clickos")
 }
