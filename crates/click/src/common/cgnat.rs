@@ -157,7 +157,7 @@ pub struct Cgnat {
     pub recent: VecDeque<String>,
     /// The seconds of the latest line's time and their decimal digits
     /// (a line's ten digits of seconds cost more than the rest of it).
-    stamp: (u64, [u8; 20], u8),
+    stamp: Option<(u64, LineBuf)>,
 }
 
 fn proto_index(p: u8) -> usize {
@@ -197,6 +197,7 @@ const OCTETS: [[u8; 4]; 256] = {
 };
 
 /// A log line being built (ASCII; at most 160 bytes: longer is cut).
+#[derive(Clone, Debug)]
 struct LineBuf {
     b: [u8; 160],
     n: usize,
@@ -239,25 +240,10 @@ impl LineBuf {
         }
         self.n += d;
     }
-    /// Dotted-quad address `a` (the octets' digits from a table: no
-    /// division a digit).
+    /// Dotted-quad address `a`, whole or not at all (the octets' digits
+    /// from a table: no division a digit).
     #[inline]
     fn ipv4(&mut self, a: u32) {
-        if self.n + 15 > self.b.len() {
-            return self.ipv4_slow(a);
-        }
-        for (j, o) in a.to_be_bytes().into_iter().enumerate() {
-            if j > 0 {
-                self.b[self.n] = b'.';
-                self.n += 1;
-            }
-            let [len, d0, d1, d2] = OCTETS[o as usize];
-            self.b[self.n..self.n + 3].copy_from_slice(&[d0, d1, d2]);
-            self.n += len as usize;
-        }
-    }
-    /// [`ipv4`](Self::ipv4) near the end of the line (cut there).
-    fn ipv4_slow(&mut self, a: u32) {
         let mut t = [0u8; 16];
         let mut k = 0;
         for (j, o) in a.to_be_bytes().into_iter().enumerate() {
@@ -265,16 +251,9 @@ impl LineBuf {
                 t[k] = b'.';
                 k += 1;
             }
-            if o >= 100 {
-                t[k] = b'0' + o / 100;
-                k += 1;
-            }
-            if o >= 10 {
-                t[k] = b'0' + o / 10 % 10;
-                k += 1;
-            }
-            t[k] = b'0' + o % 10;
-            k += 1;
+            let [len, d0, d1, d2] = OCTETS[o as usize];
+            t[k..k + 3].copy_from_slice(&[d0, d1, d2]);
+            k += len as usize;
         }
         self.bytes(&t[..k]);
     }
@@ -317,7 +296,7 @@ impl Cgnat {
             unwritten: String::new(),
             unwritten_lines: 0,
             recent: VecDeque::new(),
-            stamp: (0, [0; 20], 0),
+            stamp: None,
         }
     }
 
@@ -370,15 +349,15 @@ impl Cgnat {
         let mut l = LineBuf::default();
         if now >= 0 {
             let sec = (now / 1000) as u64;
-            if self.stamp.2 == 0 || self.stamp.0 != sec {
-                let mut d = LineBuf::default();
-                d.dec(sec);
-                let n = d.n.min(20);
-                self.stamp.0 = sec;
-                self.stamp.1[..n].copy_from_slice(&d.b[..n]);
-                self.stamp.2 = n as u8;
-            }
-            l.bytes(&self.stamp.1[..self.stamp.2 as usize]);
+            let stamp = match &mut self.stamp {
+                Some((s, d)) if *s == sec => d,
+                slot => {
+                    let mut d = LineBuf::default();
+                    d.dec(sec);
+                    &mut slot.insert((sec, d)).1
+                }
+            };
+            l.bytes(stamp.get());
             let r = (now % 1000) as u32;
             l.bytes(&[
                 b'.',
