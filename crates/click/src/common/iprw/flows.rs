@@ -683,17 +683,19 @@ impl FlowSet {
         self.free.push(f as u32);
     }
 
+    /// The flow of heap `h` that expires first, if it has expired by
+    /// `now` (the heap settled as far as that needs).
+    fn first_expired(&mut self, h: usize, now: i64) -> Option<usize> {
+        self.settle_upto(h, now);
+        let f = *self.heaps[h].first()? as usize;
+        self.flows[f].expired(now).then_some(f)
+    }
+
     /// Moves flows whose guarantee ran out to the best-effort heap.
     fn shift_best_effort(&mut self, now: i64) {
-        self.settle_upto(1, now);
-        while let Some(&top) = self.heaps[1].first() {
-            let f = top as usize;
-            if !self.flows[f].expired(now) {
-                break;
-            }
+        while let Some(f) = self.first_expired(1, now) {
             let e = self.best_effort_expiry(f);
             self.change_expiry(f, false, e);
-            self.settle_upto(1, now);
         }
     }
 
@@ -716,13 +718,8 @@ impl FlowSet {
     pub fn shrink(&mut self, clear_all: bool, now: i64) {
         self.now = self.now.max(now);
         self.shift_best_effort(now);
-        self.settle_upto(0, now);
-        while let Some(&top) = self.heaps[0].first() {
-            if !self.flows[top as usize].expired(now) {
-                break;
-            }
-            self.destroy(top as usize);
-            self.settle_upto(0, now);
+        while let Some(f) = self.first_expired(0, now) {
+            self.destroy(f);
         }
         let cap = if clear_all {
             0
