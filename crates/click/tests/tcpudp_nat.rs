@@ -250,6 +250,55 @@ fn icmp_ping_rewriter_maps_identifiers() {
         .contains("(1.0.0.1, 5.0.0.5, 10230) => (2.0.0.2, 5.0.0.5, 0) [*0 1] i0"));
 }
 
+/// The sources' public ports, as the rewritten packets of `sink` carry them.
+fn sports(sink: &str) -> Vec<u16> {
+    collected_data(sink)
+        .iter()
+        .map(|d| u16::from_be_bytes([d[20], d[21]]))
+        .collect()
+}
+
+/// Random port choice keeps a public port to one flow while any is
+/// unused (Click shares a port between destinations as soon as the
+/// random one is free for this destination), then shares as Click does;
+/// flows going give their ports back.
+#[test]
+fn random_ports_stay_unshared_while_the_pool_lasts() {
+    clear_collected();
+    let r = router(
+        "Idle -> a :: MarkIPHeader -> rw :: UDPRewriter(pattern 1.0.0.1 2000-2255? - - 0 1) -> out0 :: Collect; rw[1] -> Discard;",
+    );
+    // 256 flows from one host and port to 256 destinations: 256 ports
+    let flows: Vec<Vec<u8>> = (0..256u32)
+        .map(|i| udp_pkt(IN, 40000, [8, 8, (i >> 8) as u8 + 1, i as u8], 53))
+        .collect();
+    r.inject("a", 0, &flows);
+    let mut ports = sports("out0");
+    assert_eq!(ports.len(), 256);
+    ports.sort_unstable();
+    assert_eq!(ports, (2000..2256).collect::<Vec<u16>>());
+    // the pool is used up: a flow to yet another destination shares a port
+    r.inject("a", 0, &[udp_pkt(IN, 40001, [9, 9, 9, 9], 53)]);
+    let shared = *sports("out0").last().unwrap();
+    assert!((2000..2256).contains(&shared), "{shared}");
+    assert_eq!(r.read("rw.table_size"), "257");
+    assert_eq!(r.read("rw.mapping_failures"), "0");
+    // to a destination that already has every port, none is free
+    r.inject("a", 0, &[udp_pkt(IN, 40002, [9, 9, 9, 9], 53)]);
+    // (one more share with 9.9.9.9 is possible: 255 ports are still free for it)
+    assert_eq!(r.read("rw.table_size"), "258");
+    let p2 = *sports("out0").last().unwrap();
+    assert_ne!(p2, shared, "two flows to 9.9.9.9:53 on one public port");
+    // emptied, the pool hands out unshared ports again
+    r.write("rw.clear", "").unwrap();
+    clear_collected();
+    r.inject("a", 0, &flows[..200]);
+    let mut ports = sports("out0");
+    ports.sort_unstable();
+    ports.dedup();
+    assert_eq!(ports.len(), 200, "a port shared after clear");
+}
+
 #[test]
 fn timeouts_expire_flows() {
     clear_collected();

@@ -74,7 +74,13 @@ impl Emitter {
                     cx.push(self.port, p);
                 }
             }
-            _ => cx.push_batch(self.port, core::mem::take(&mut self.batch)),
+            _ => return cx.push_batch(self.port, core::mem::take(&mut self.batch)),
+        }
+        // an emptied vector goes back for the next batch, not to the
+        // allocator (a source emitting one packet a run would otherwise
+        // allocate and free one every run)
+        if self.batch.capacity() > 0 {
+            cx.recycle_batch(core::mem::take(&mut self.batch));
         }
     }
 }

@@ -218,12 +218,109 @@ pub fn eref_dir(r: u32) -> usize {
     (r & 1) as usize
 }
 
+/// Which ports of one address the entries of a [`Map`] use as their
+/// destination: a count a port (saturating: a port counted 65,535 times
+/// stays in use for good, which costs lookups, never a wrong answer) and
+/// a bitmap of the ports counted. A NAPT pattern's port search takes a
+/// port this says is unused without looking its reply flow up (no entry
+/// can have that key), and in random mode prefers such a port.
+#[derive(Clone, Debug)]
+pub struct PortUse {
+    pub addr: u32,
+    count: Vec<u16>,
+    used: Vec<u64>,
+}
+
+impl PortUse {
+    fn new(addr: u32) -> PortUse {
+        PortUse {
+            addr,
+            count: alloc::vec![0; 1 << 16],
+            used: alloc::vec![0; 1 << 10],
+        }
+    }
+    fn add(&mut self, port: u16) {
+        let c = &mut self.count[port as usize];
+        if *c == 0 {
+            self.used[port as usize >> 6] |= 1 << (port & 63);
+        }
+        *c = c.saturating_add(1);
+    }
+    fn sub(&mut self, port: u16) {
+        let c = &mut self.count[port as usize];
+        if *c == u16::MAX || *c == 0 {
+            return;
+        }
+        *c -= 1;
+        if *c == 0 {
+            self.used[port as usize >> 6] &= !(1 << (port & 63));
+        }
+    }
+    fn reset(&mut self) {
+        self.count.iter_mut().for_each(|c| *c = 0);
+        self.used.iter_mut().for_each(|w| *w = 0);
+    }
+    /// Whether some entry's destination is this address and `port`.
+    #[inline]
+    pub fn in_use(&self, port: u16) -> bool {
+        self.used[port as usize >> 6] & (1 << (port & 63)) != 0
+    }
+    /// The first port in `from..=hi` that no entry uses, else the first in
+    /// `lo..from` (a circular search of `lo..=hi` from `from`).
+    pub fn first_unused(&self, from: u16, lo: u16, hi: u16) -> Option<u16> {
+        self.first_zero(from, hi)
+            .or_else(|| (from > lo).then(|| self.first_zero(lo, from - 1)).flatten())
+    }
+    fn first_zero(&self, a: u16, b: u16) -> Option<u16> {
+        let (mut i, b) = (a as u32, b as u32);
+        while i <= b {
+            let below = (1u64 << (i & 63)) - 1;
+            let free = !(self.used[(i >> 6) as usize] | below);
+            if free != 0 {
+                let p = (i & !63) + free.trailing_zeros();
+                return (p <= b).then_some(p as u16);
+            }
+            i = (i | 63) + 1;
+        }
+        None
+    }
+}
+
+/// How many addresses a [`Map`] keeps a [`PortUse`] for (128 KiB each).
+const PORT_USE_ADDRS: usize = 4;
+
 /// A hash table of entries chained through the flows (Click's
 /// HashContainer<IPRewriterEntry>).
 #[derive(Clone, Debug, Default)]
 pub struct Map {
     buckets: Vec<u32>,
     len: usize,
+    /// Port use of the addresses NAPT patterns allocate ports of.
+    ports: Vec<PortUse>,
+    /// An address a port search wished had a [`PortUse`] (0: none); the
+    /// rewriter calls [`Map::watch`] with it after the search.
+    wish: core::cell::Cell<u32>,
+}
+
+/// A [`Map`] and its flows, as a port search sees them.
+pub struct MapView<'a> {
+    pub map: &'a Map,
+    pub flows: &'a [Flow],
+}
+
+impl Taken for MapView<'_> {
+    #[inline]
+    fn taken(&self, key: &FlowId) -> bool {
+        self.map.get(key, self.flows) != NIL
+    }
+    #[inline]
+    fn port_use(&self, addr: u32) -> Option<&PortUse> {
+        let u = self.map.ports.iter().find(|u| u.addr == addr);
+        if u.is_none() && self.map.ports.len() < PORT_USE_ADDRS {
+            self.map.wish.set(addr);
+        }
+        u
+    }
 }
 
 impl Map {
@@ -296,7 +393,44 @@ impl Map {
         flows[eref_flow(r)].e[eref_dir(r)].next = self.buckets[b];
         self.buckets[b] = r;
         self.len += 1;
+        self.note(&key, true);
         NIL
+    }
+    /// Counts `key` in (or out of) the port use of its destination address.
+    #[inline]
+    fn note(&mut self, key: &FlowId, add: bool) {
+        for u in &mut self.ports {
+            if u.addr == key.daddr {
+                if add {
+                    u.add(key.dport);
+                } else {
+                    u.sub(key.dport);
+                }
+            }
+        }
+    }
+    /// Keeps the port use of `addr` from now on (counting the entries
+    /// already here), if there is room for another address.
+    pub fn watch(&mut self, addr: u32, flows: &[Flow]) {
+        if self.ports.len() >= PORT_USE_ADDRS || self.ports.iter().any(|u| u.addr == addr) {
+            return;
+        }
+        let mut u = PortUse::new(addr);
+        for &b in &self.buckets {
+            let mut r = b;
+            while r != NIL {
+                let e = &flows[eref_flow(r)].e[eref_dir(r)];
+                if e.key.daddr == addr {
+                    u.add(e.key.dport);
+                }
+                r = e.next;
+            }
+        }
+        self.ports.push(u);
+    }
+    /// The address a port search last wished watched (and forgets it).
+    pub fn take_wish(&self) -> u32 {
+        self.wish.replace(0)
     }
     /// Removes entry `r` if it is in the table (an entry another flow
     /// replaced is not).
@@ -316,6 +450,8 @@ impl Map {
                     flows[eref_flow(prev)].e[eref_dir(prev)].next = next;
                 }
                 self.len -= 1;
+                let key = flows[eref_flow(r)].e[eref_dir(r)].key;
+                self.note(&key, false);
                 return true;
             }
             prev = cur;
@@ -338,6 +474,7 @@ impl Map {
     fn clear(&mut self) {
         self.buckets.iter_mut().for_each(|b| *b = NIL);
         self.len = 0;
+        self.ports.iter_mut().for_each(PortUse::reset);
     }
 }
 
@@ -940,4 +1077,40 @@ impl FlowSet {
 /// The jiffies (milliseconds) of a timestamp.
 pub fn jiffies(t: crate::time::Timestamp) -> i64 {
     t.nsec().div_euclid(1_000_000)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PortUse;
+
+    #[test]
+    fn first_unused_searches_circularly_across_words() {
+        let mut u = PortUse::new(1);
+        assert_eq!(u.first_unused(100, 0, 200), Some(100));
+        for p in 60..=130 {
+            u.add(p);
+        }
+        // from inside the run to its end, across two word boundaries
+        assert_eq!(u.first_unused(61, 0, 200), Some(131));
+        // the range ends inside the run: wrap to its start
+        assert_eq!(u.first_unused(70, 50, 120), Some(50));
+        assert_eq!(u.first_unused(70, 60, 130), None);
+        // counts: a port stays in use until its last user goes
+        u.add(64);
+        u.sub(64);
+        assert!(u.in_use(64));
+        u.sub(64);
+        assert!(!u.in_use(64));
+        assert_eq!(u.first_unused(61, 0, 200), Some(64));
+        // saturated counts stay in use for good
+        for _ in 0..u16::MAX {
+            u.add(65535);
+        }
+        u.sub(65535);
+        assert!(u.in_use(65535));
+        assert_eq!(u.first_unused(65535, 65535, 65535), None);
+        assert_eq!(u.first_unused(65534, 65534, 65535), Some(65534));
+        u.reset();
+        assert!(!u.in_use(65535) && !u.in_use(100));
+    }
 }

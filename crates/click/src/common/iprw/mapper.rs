@@ -92,11 +92,11 @@ impl Mapper {
 
     /// Returns the result and, when a pattern was chosen, the outputs the
     /// new flow takes.
-    pub(super) fn rewrite_flowid<F: Fn(&FlowId) -> bool + ?Sized>(
+    pub(super) fn rewrite_flowid<T: Taken + ?Sized>(
         &mut self,
         flowid: &FlowId,
         out: &mut FlowId,
-        taken: &F,
+        taken: &T,
         rng: &mut Rng,
         ma: MapArgs,
     ) -> (i32, Option<(i32, i32)>) {

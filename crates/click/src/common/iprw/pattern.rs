@@ -10,6 +10,26 @@ use click_lang::ArgContext;
 use core::cell::{Cell, RefCell};
 use core::net::Ipv4Addr;
 
+/// What a port search asks of the table it allocates in: is this reply
+/// flow taken, and (for a NAPT pattern's address) which ports no entry
+/// uses at all.
+pub trait Taken {
+    fn taken(&self, key: &FlowId) -> bool;
+    /// The port use of `addr`, when the table keeps one.
+    fn port_use(&self, _addr: u32) -> Option<&PortUse> {
+        None
+    }
+}
+
+impl<F: Fn(&FlowId) -> bool> Taken for F {
+    fn taken(&self, key: &FlowId) -> bool {
+        self(key)
+    }
+}
+
+/// The smallest NAPT port range worth a [`PortUse`] (128 KiB).
+const PORT_USE_MIN_RANGE: u32 = 256;
+
 /// One rewriting pattern (Click's IPRewriterPattern). Shared (through an
 /// `Rc`) by every input that names it, so sequential allocation continues
 /// where the last user stopped, as in Click.
@@ -174,10 +194,10 @@ impl Pattern {
     /// Basic NAT) whose reply flow `taken` says is free. `None` when every
     /// variation is taken.
     #[inline]
-    pub fn rewrite<F: Fn(&FlowId) -> bool + ?Sized>(
+    pub fn rewrite<T: Taken + ?Sized>(
         &self,
         flowid: &FlowId,
-        taken: &F,
+        taken: &T,
         rng: &mut Rng,
     ) -> Option<FlowId> {
         let mut r = *flowid;
@@ -203,13 +223,24 @@ impl Pattern {
         } else {
             self.saddr
         };
+        // which ports of the address no flow uses (no lookup needed for
+        // those: no entry can have their reply flow ID)
+        let ports = if self.is_napt && self.saddr != 0 && top >= PORT_USE_MIN_RANGE - 1 {
+            taken.port_use(r.saddr)
+        } else {
+            None
+        };
+        let free = |lookup: &FlowId| match ports {
+            Some(u) if !u.in_use(lookup.dport) => true,
+            _ => !taken.taken(lookup),
+        };
         // Click prefers the packet's own source port (it computes this
         // offset from the port for Basic NAT too)
         if self.same_first {
             let val = (flowid.sport as u32).wrapping_sub(base);
             if val <= top {
                 lookup.dport = flowid.sport;
-                if !taken(&lookup) {
+                if free(&lookup) {
                     return Some(self.found(r, lookup, val));
                 }
             }
@@ -224,6 +255,19 @@ impl Pattern {
         } else {
             rng.below(top as u64 + 1) as u32
         };
+        // In random mode, the first port from the random one on that no
+        // flow uses at all, if there is one: Click takes the first that
+        // no flow to this destination uses, a lookup a port tried (about
+        // nine in a busy pool); this keeps a public port to one flow
+        // (endpoint-independent) while the pool lasts, and only then
+        // shares ports between destinations as Click does.
+        if let (Some(u), false) = (ports, self.sequential) {
+            let (lo, hi) = (base as u16, (base + top) as u16);
+            if let Some(p) = u.first_unused((base + val) as u16, lo, hi) {
+                lookup.dport = p;
+                return Some(self.found(r, lookup, p as u32 - base));
+            }
+        }
         let mut count = 0u32;
         loop {
             if self.is_napt {
@@ -231,7 +275,7 @@ impl Pattern {
             } else {
                 lookup.daddr = base.wrapping_add(val);
             }
-            if !taken(&lookup) {
+            if free(&lookup) {
                 return Some(self.found(r, lookup, val));
             }
             if count == top {
@@ -350,11 +394,11 @@ impl Input {
     /// Click's `IPRewriterInput::rewrite_flowid`: an output (`pass`),
     /// [`RW_ADDMAP`] with `out` set, or [`RW_DROP`] (counted as a failure
     /// for patterns and mappers). Mappers may change `foutput`/`routput`.
-    pub fn rewrite_flowid<F: Fn(&FlowId) -> bool + ?Sized>(
+    pub fn rewrite_flowid<T: Taken + ?Sized>(
         &mut self,
         flowid: &FlowId,
         out: &mut FlowId,
-        taken: &F,
+        taken: &T,
         rng: &mut Rng,
         ma: MapArgs,
     ) -> i32 {

@@ -459,12 +459,13 @@ impl Rewriter {
                 is.rewrite_flowid(
                     &flowid,
                     &mut rw,
-                    &|k| map.get(k, flows) != NIL,
+                    &MapView { map, flows },
                     &mut self.rng,
                     MapArgs { ip_p, now },
                 )
             };
             set.members[m].inputs[port] = is;
+            watch_wish(set, m, mapid);
             if result == RW_ADDMAP {
                 r = store_new_flow(set, m, kind, port, mapid, ip_p, &flowid, &mut rw, now);
             }
@@ -521,12 +522,13 @@ impl Rewriter {
                 is.rewrite_flowid(
                     flowid,
                     &mut rw,
-                    &|k| map.get(k, flows) != NIL,
+                    &MapView { map, flows },
                     &mut self.rng,
                     MapArgs { ip_p, now },
                 )
             };
             set.members[m].inputs[port] = is;
+            watch_wish(set, m, mapid);
             if result != RW_ADDMAP {
                 return None;
             }
@@ -658,6 +660,15 @@ impl Rewriter {
 /// (after the class's own checks of the rewritten ID), attaching a CGNAT
 /// mapper's bindings to it. Returns its forward entry or [`NIL`].
 #[allow(clippy::too_many_arguments)]
+/// Gives map `mapid` of member `m` the port use a port search wished for.
+fn watch_wish(set: &mut FlowSet, m: usize, mapid: usize) {
+    let map = &mut set.members[m].maps[mapid];
+    let addr = map.take_wish();
+    if addr != 0 {
+        map.watch(addr, &set.flows);
+    }
+}
+
 fn store_new_flow(
     set: &mut FlowSet,
     m: usize,
