@@ -659,7 +659,6 @@ impl Rewriter {
 /// Stores a new flow `flowid` => `rw` that input `port` of member `m` chose
 /// (after the class's own checks of the rewritten ID), attaching a CGNAT
 /// mapper's bindings to it. Returns its forward entry or [`NIL`].
-#[allow(clippy::too_many_arguments)]
 /// Gives map `mapid` of member `m` the port use a port search wished for.
 fn watch_wish(set: &mut FlowSet, m: usize, mapid: usize) {
     let map = &mut set.members[m].maps[mapid];
@@ -669,6 +668,7 @@ fn watch_wish(set: &mut FlowSet, m: usize, mapid: usize) {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn store_new_flow(
     set: &mut FlowSet,
     m: usize,
