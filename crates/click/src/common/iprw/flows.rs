@@ -14,7 +14,6 @@ use core::cell::RefCell;
 #[derive(Clone, Copy, Debug)]
 pub struct Entry {
     pub key: FlowId,
-    next: u32,
 }
 
 /// Which rewriter class a table member is: decides lookups, the header
@@ -289,11 +288,12 @@ impl PortUse {
 /// How many addresses a [`Map`] keeps a [`PortUse`] for (128 KiB each).
 const PORT_USE_ADDRS: usize = 4;
 
-/// A hash table of entries chained through the flows (Click's
-/// HashContainer<IPRewriterEntry>).
+/// A hash table of entries (Click's HashContainer<IPRewriterEntry>):
+/// each slot an entry's hash (high half) and reference (low half), or
+/// [`EMPTY`].
 #[derive(Clone, Debug, Default)]
 pub struct Map {
-    buckets: Vec<u32>,
+    slots: Vec<u64>,
     len: usize,
     /// Port use of the addresses NAPT patterns allocate ports of.
     ports: Vec<PortUse>,
@@ -323,6 +323,9 @@ impl Taken for MapView<'_> {
     }
 }
 
+/// An empty slot.
+const EMPTY: u64 = NIL as u64;
+
 impl Map {
     pub fn len(&self) -> usize {
         self.len
@@ -331,70 +334,136 @@ impl Map {
         self.len == 0
     }
     #[inline]
-    fn bucket(&self, key: &FlowId) -> usize {
-        key.hash() as usize & (self.buckets.len() - 1)
+    fn mask(&self) -> usize {
+        self.slots.len() - 1
     }
     /// The entry for `key`, or [`NIL`].
     #[inline]
     pub fn get(&self, key: &FlowId, flows: &[Flow]) -> u32 {
-        if self.buckets.is_empty() {
+        if self.slots.is_empty() {
             return NIL;
         }
-        let mut r = self.buckets[self.bucket(key)];
-        while r != NIL {
-            let e = &flows[eref_flow(r)].e[eref_dir(r)];
-            if e.key == *key {
+        let h = key.hash();
+        let mask = self.mask();
+        let mut i = h as usize & mask;
+        loop {
+            let s = self.slots[i];
+            let r = s as u32;
+            if r == NIL {
+                return NIL;
+            }
+            if (s >> 32) as u32 == h && flows[eref_flow(r)].e[eref_dir(r)].key == *key {
                 return r;
             }
-            r = e.next;
+            i = (i + 1) & mask;
         }
-        NIL
     }
-    fn grow(&mut self, flows: &mut [Flow]) {
-        let n = (self.buckets.len() * 2).max(16);
-        let old = core::mem::replace(&mut self.buckets, alloc::vec![NIL; n]);
-        for mut r in old {
-            while r != NIL {
-                let next = flows[eref_flow(r)].e[eref_dir(r)].next;
-                let b = self.bucket(&flows[eref_flow(r)].e[eref_dir(r)].key);
-                flows[eref_flow(r)].e[eref_dir(r)].next = self.buckets[b];
-                self.buckets[b] = r;
-                r = next;
+    /// Doubles the table: slots move by their stored hashes, without a
+    /// look at a flow.
+    fn grow(&mut self) {
+        let n = (self.slots.len() * 2).max(16);
+        let old = core::mem::replace(&mut self.slots, alloc::vec![EMPTY; n]);
+        let mask = n - 1;
+        for s in old {
+            if s as u32 != NIL {
+                let mut i = (s >> 32) as usize & mask;
+                while self.slots[i] as u32 != NIL {
+                    i = (i + 1) & mask;
+                }
+                self.slots[i] = s;
             }
         }
     }
     /// Inserts entry `r`, replacing (and returning) an entry with the same
-    /// key, as Click's `HashContainer::set`. The table grows to keep at
-    /// most one entry a bucket (Click allows two): a new flow's port search
-    /// looks up about nine taken ports in a busy NAPT pool, and every
-    /// entry of a chain walked is a flow's cache line.
+    /// key, as Click's `HashContainer::set`. Open addressing with linear
+    /// probing, at most three quarters full; a slot holds an entry's
+    /// 32-bit hash beside its reference, so a probe compares hashes in
+    /// the table and reads a flow only when they match: a new flow's
+    /// lookups (the first, and the port search's) cost table lines, not
+    /// a flow's cache line an entry walked.
     fn set(&mut self, r: u32, flows: &mut [Flow]) -> u32 {
-        if self.len + 1 > self.buckets.len() {
-            self.grow(flows);
+        if (self.len + 1) * 4 > self.slots.len() * 3 {
+            self.grow();
         }
         let key = flows[eref_flow(r)].e[eref_dir(r)].key;
-        let b = self.bucket(&key);
-        let mut prev = NIL;
-        let mut cur = self.buckets[b];
-        while cur != NIL {
-            let e = flows[eref_flow(cur)].e[eref_dir(cur)];
-            if e.key == key {
-                flows[eref_flow(r)].e[eref_dir(r)].next = e.next;
-                if prev == NIL {
-                    self.buckets[b] = r;
-                } else {
-                    flows[eref_flow(prev)].e[eref_dir(prev)].next = r;
-                }
+        let h = key.hash();
+        let mask = self.mask();
+        let mut i = h as usize & mask;
+        let slot = ((h as u64) << 32) | r as u64;
+        loop {
+            let s = self.slots[i];
+            let cur = s as u32;
+            if cur == NIL {
+                self.slots[i] = slot;
+                self.len += 1;
+                self.note(&key, true);
+                return NIL;
+            }
+            if (s >> 32) as u32 == h && flows[eref_flow(cur)].e[eref_dir(cur)].key == key {
+                self.slots[i] = slot;
                 return cur;
             }
-            prev = cur;
-            cur = e.next;
+            i = (i + 1) & mask;
         }
-        flows[eref_flow(r)].e[eref_dir(r)].next = self.buckets[b];
-        self.buckets[b] = r;
-        self.len += 1;
-        self.note(&key, true);
-        NIL
+    }
+    /// Removes entry `r` if it is in the table (an entry another flow
+    /// replaced is not), shifting the entries after it back so that no
+    /// probe sequence has a hole.
+    fn remove(&mut self, r: u32, flows: &mut [Flow]) -> bool {
+        if self.slots.is_empty() {
+            return false;
+        }
+        let key = flows[eref_flow(r)].e[eref_dir(r)].key;
+        let mask = self.mask();
+        let mut i = key.hash() as usize & mask;
+        loop {
+            let cur = self.slots[i] as u32;
+            if cur == NIL {
+                return false;
+            }
+            if cur == r {
+                break;
+            }
+            i = (i + 1) & mask;
+        }
+        // backward-shift deletion
+        let mut j = i;
+        loop {
+            j = (j + 1) & mask;
+            let s = self.slots[j];
+            if s as u32 == NIL {
+                break;
+            }
+            let home = (s >> 32) as usize & mask;
+            // `s` may move into the hole at `i` unless its home lies
+            // cyclically in (i, j]
+            let stays = if i <= j {
+                i < home && home <= j
+            } else {
+                i < home || home <= j
+            };
+            if !stays {
+                self.slots[i] = s;
+                i = j;
+            }
+        }
+        self.slots[i] = EMPTY;
+        self.len -= 1;
+        self.note(&key, false);
+        true
+    }
+    /// Every entry, in table order.
+    pub fn entries(&self, _flows: &[Flow]) -> Vec<u32> {
+        self.slots
+            .iter()
+            .map(|&s| s as u32)
+            .filter(|&r| r != NIL)
+            .collect()
+    }
+    fn clear(&mut self) {
+        self.slots.iter_mut().for_each(|s| *s = EMPTY);
+        self.len = 0;
+        self.ports.iter_mut().for_each(PortUse::reset);
     }
     /// Counts `key` in (or out of) the port use of its destination address.
     #[inline]
@@ -416,14 +485,10 @@ impl Map {
             return;
         }
         let mut u = PortUse::new(addr);
-        for &b in &self.buckets {
-            let mut r = b;
-            while r != NIL {
-                let e = &flows[eref_flow(r)].e[eref_dir(r)];
-                if e.key.daddr == addr {
-                    u.add(e.key.dport);
-                }
-                r = e.next;
+        for r in self.entries(flows) {
+            let e = &flows[eref_flow(r)].e[eref_dir(r)];
+            if e.key.daddr == addr {
+                u.add(e.key.dport);
             }
         }
         self.ports.push(u);
@@ -431,50 +496,6 @@ impl Map {
     /// The address a port search last wished watched (and forgets it).
     pub fn take_wish(&self) -> u32 {
         self.wish.replace(0)
-    }
-    /// Removes entry `r` if it is in the table (an entry another flow
-    /// replaced is not).
-    fn remove(&mut self, r: u32, flows: &mut [Flow]) -> bool {
-        if self.buckets.is_empty() {
-            return false;
-        }
-        let b = self.bucket(&flows[eref_flow(r)].e[eref_dir(r)].key);
-        let mut prev = NIL;
-        let mut cur = self.buckets[b];
-        while cur != NIL {
-            let next = flows[eref_flow(cur)].e[eref_dir(cur)].next;
-            if cur == r {
-                if prev == NIL {
-                    self.buckets[b] = next;
-                } else {
-                    flows[eref_flow(prev)].e[eref_dir(prev)].next = next;
-                }
-                self.len -= 1;
-                let key = flows[eref_flow(r)].e[eref_dir(r)].key;
-                self.note(&key, false);
-                return true;
-            }
-            prev = cur;
-            cur = next;
-        }
-        false
-    }
-    /// Every entry, in table order.
-    pub fn entries(&self, flows: &[Flow]) -> Vec<u32> {
-        let mut v = Vec::with_capacity(self.len);
-        for &b in &self.buckets {
-            let mut r = b;
-            while r != NIL {
-                v.push(r);
-                r = flows[eref_flow(r)].e[eref_dir(r)].next;
-            }
-        }
-        v
-    }
-    fn clear(&mut self) {
-        self.buckets.iter_mut().for_each(|b| *b = NIL);
-        self.len = 0;
-        self.ports.iter_mut().for_each(PortUse::reset);
     }
 }
 
@@ -891,7 +912,6 @@ impl FlowSet {
         }
         let e = Entry {
             key: FlowId::default(),
-            next: NIL,
         };
         self.flows.push(Flow {
             e: [e, e],
@@ -949,13 +969,9 @@ impl FlowSet {
         };
         {
             let fl = &mut self.flows[f];
-            fl.e[0] = Entry {
-                key: *flowid,
-                next: NIL,
-            };
+            fl.e[0] = Entry { key: *flowid };
             fl.e[1] = Entry {
                 key: rewritten.reverse(),
-                next: NIL,
             };
             fl.out = [fo as u16, ro as u16];
             fl.ip_delta = ip_delta;
@@ -1081,7 +1097,60 @@ pub fn jiffies(t: crate::time::Timestamp) -> i64 {
 
 #[cfg(test)]
 mod tests {
-    use super::PortUse;
+    use super::*;
+    use crate::common::rng::Rng;
+
+    /// The table against a model under random inserts, replacements and
+    /// removals, with keys drawn from a small space so that probe runs
+    /// are long and wrap around, and removals shift entries back across
+    /// the end of the table.
+    #[test]
+    fn map_matches_a_model_under_churn() {
+        let mut set = FlowSet::new();
+        let mut map = Map::default();
+        let mut model: alloc::collections::BTreeMap<(u32, u16), u32> = Default::default();
+        let mut rng = Rng::new(7);
+        for step in 0..20_000 {
+            let key = FlowId::new(rng.below(40) as u32, rng.below(40) as u16, 9, 9);
+            if rng.below(3) == 0 {
+                // remove what the model has for the key
+                if let Some(r) = model.remove(&(key.saddr, key.sport)) {
+                    assert!(map.remove(r, &mut set.flows), "step {step}");
+                    set.flows[eref_flow(r)].e[0].key = FlowId::default();
+                }
+            } else {
+                let f = set.alloc();
+                set.flows[f].e[0].key = key;
+                let r = (f as u32) << 1;
+                let old = map.set(r, &mut set.flows);
+                let want = model.insert((key.saddr, key.sport), r).unwrap_or(NIL);
+                assert_eq!(old, want, "step {step}");
+                if old != NIL {
+                    // a replaced entry is no longer in the table
+                    assert!(!map.remove(old, &mut set.flows));
+                }
+            }
+            assert_eq!(map.len(), model.len());
+            if step % 97 == 0 {
+                for s in 0..40u32 {
+                    for p in 0..40u16 {
+                        let want = model.get(&(s, p)).copied().unwrap_or(NIL);
+                        assert_eq!(map.get(&FlowId::new(s, p, 9, 9), &set.flows), want);
+                    }
+                }
+                let mut e = map.entries(&set.flows);
+                e.sort_unstable();
+                let mut m: Vec<u32> = model.values().copied().collect();
+                m.sort_unstable();
+                assert_eq!(e, m);
+            }
+        }
+    }
+
+    #[test]
+    fn a_flow_is_80_bytes() {
+        assert_eq!(core::mem::size_of::<Flow>(), 80);
+    }
 
     #[test]
     fn first_unused_searches_circularly_across_words() {

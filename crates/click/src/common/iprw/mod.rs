@@ -95,7 +95,7 @@ impl FlowId {
         ]
     }
     #[inline]
-    fn hash(&self) -> u32 {
+    pub(crate) fn hash(&self) -> u32 {
         let a = ((self.saddr as u64) << 32) | self.daddr as u64;
         let b = ((self.sport as u64) << 16) | self.dport as u64;
         let mut h = a ^ b.wrapping_mul(0x9E37_79B9_7F4A_7C15);
