@@ -1,7 +1,7 @@
 //! Reading classic pcap and pcapng.
 
 use std::fs::File;
-use std::io::{self, BufReader, Read};
+use std::io::{self, Read};
 use std::path::Path;
 
 use crate::{Error, Record, RecordMeta};
@@ -49,21 +49,75 @@ pub enum Format {
     PcapNg,
 }
 
-/// Reads bytes while counting the offset.
+/// How much a reader buffers: a classic record this long or shorter is
+/// handed out from the buffer where it lies
+/// ([`PcapReader::next_borrowed`]), without a copy.
+const BUFFER: usize = 1 << 16;
+
+/// Reads bytes through its own buffer while counting the offset.
 struct Src<R> {
     inner: R,
+    /// Offset of the next byte not yet consumed.
     pos: u64,
+    buf: Box<[u8]>,
+    /// `buf[lo..hi]` is read from `inner` and not yet consumed.
+    lo: usize,
+    hi: usize,
 }
 
 impl<R: Read> Read for Src<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.pos += n as u64;
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if self.lo == self.hi {
+            if out.len() >= self.buf.len() {
+                let n = self.inner.read(out)?;
+                self.pos += n as u64;
+                return Ok(n);
+            }
+            self.lo = 0;
+            self.hi = self.inner.read(&mut self.buf)?;
+        }
+        let n = out.len().min(self.hi - self.lo);
+        out[..n].copy_from_slice(&self.buf[self.lo..self.lo + n]);
+        self.consume(n);
         Ok(n)
     }
 }
 
 impl<R: Read> Src<R> {
+    fn new(inner: R) -> Src<R> {
+        Src {
+            inner,
+            pos: 0,
+            buf: vec![0; BUFFER].into_boxed_slice(),
+            lo: 0,
+            hi: 0,
+        }
+    }
+
+    /// The next `n` bytes (at most [`BUFFER`]), read into the buffer if
+    /// need be but not consumed; fewer at the end of input.
+    fn peek(&mut self, n: usize) -> io::Result<&[u8]> {
+        if self.hi - self.lo < n {
+            self.buf.copy_within(self.lo..self.hi, 0);
+            self.hi -= self.lo;
+            self.lo = 0;
+            while self.hi < n {
+                match self.inner.read(&mut self.buf[self.hi..]) {
+                    Ok(0) => break,
+                    Ok(k) => self.hi += k,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        Ok(&self.buf[self.lo..self.hi.min(self.lo + n)])
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.lo += n;
+        self.pos += n as u64;
+    }
+
     /// Reads until `buf` is full or EOF; returns the number of bytes read.
     fn fill(&mut self, buf: &mut [u8]) -> Result<usize, Error> {
         let mut n = 0;
@@ -224,10 +278,27 @@ enum State {
     Ng(Ng),
 }
 
+/// A classic record header's captured length and metadata.
+fn classic_meta(endian: Endian, nanosecond: bool, linktype: u32, h: &[u8]) -> (u32, RecordMeta) {
+    let sec = endian.u32(&h[0..]);
+    let frac = endian.u32(&h[4..]) as u64;
+    let caplen = endian.u32(&h[8..]);
+    let nsec = if nanosecond { frac } else { frac * 1000 };
+    let meta = RecordMeta {
+        ts_sec: sec as i64 + (nsec / 1_000_000_000) as i64,
+        ts_nsec: (nsec % 1_000_000_000) as u32,
+        caplen,
+        orig_len: endian.u32(&h[12..]),
+        linktype,
+        interface_id: 0,
+    };
+    (caplen, meta)
+}
+
 /// Reader for classic pcap and pcapng capture files.
 ///
-/// Wrap unbuffered sources (files, sockets) in a [`BufReader`];
-/// [`PcapReader::open`] does so.  Iterating yields owned [`Record`]s;
+/// The reader buffers its source itself (64 KiB), so a [`BufReader`](std::io::BufReader)
+/// around a file gains nothing.  Iterating yields owned [`Record`]s;
 /// [`PcapReader::next_into`] and [`PcapReader::next_borrowed`] reuse a
 /// buffer.  After an error or the end of input, every further call returns
 /// `Ok(None)`.
@@ -251,21 +322,21 @@ impl<R> std::fmt::Debug for PcapReader<R> {
     }
 }
 
-impl PcapReader<BufReader<File>> {
+impl PcapReader<File> {
     /// Opens a capture file.
     pub fn open<P: AsRef<Path>>(path: P) -> Result<Self, Error> {
         let f = File::open(path).map_err(|e| Error::Io {
             offset: 0,
             source: e,
         })?;
-        PcapReader::new(BufReader::with_capacity(1 << 16, f))
+        PcapReader::new(f)
     }
 }
 
 impl<R: Read> PcapReader<R> {
     /// Reads the file header (pcap) or first section header (pcapng).
     pub fn new(inner: R) -> Result<Self, Error> {
-        let mut src = Src { inner, pos: 0 };
+        let mut src = Src::new(inner);
         let mut magic = [0u8; 4];
         let n = src.fill(&mut magic)?;
         if n == 0 {
@@ -414,6 +485,9 @@ impl<R: Read> PcapReader<R> {
     /// Like [`next_into`](Self::next_into), using an internal buffer: the
     /// returned slice is valid until the next call.
     pub fn next_borrowed(&mut self) -> Result<Option<(RecordMeta, &[u8])>, Error> {
+        if let Some((meta, lo, hi)) = self.next_buffered() {
+            return Ok(Some((meta, &self.src.buf[lo..hi])));
+        }
         let mut buf = std::mem::take(&mut self.buf);
         let r = self.next_into(&mut buf);
         self.buf = buf;
@@ -422,6 +496,37 @@ impl<R: Read> PcapReader<R> {
             Ok(None) => Ok(None),
             Err(e) => Err(e),
         }
+    }
+
+    /// A classic record that lies whole in the source's buffer (read into
+    /// it if need be): its metadata and where its data is, the record
+    /// consumed. `None` leaves everything else — pcapng, the end of
+    /// input, an error, a record too long or longer than the buffer — to
+    /// the copying path, which reads the same bytes again from the buffer
+    /// and reports what is wrong.
+    fn next_buffered(&mut self) -> Option<(RecordMeta, usize, usize)> {
+        let State::Classic(c) = &self.state else {
+            return None;
+        };
+        if self.done {
+            return None;
+        }
+        let (endian, nanosecond, linktype) = (c.endian, c.nanosecond, c.linktype);
+        let hlen = if c.modified { 24 } else { 16 };
+        let limit = self.caplen_limit(c.snaplen);
+        let h = self.src.peek(hlen).ok()?;
+        if h.len() < hlen {
+            return None;
+        }
+        let (caplen, meta) = classic_meta(endian, nanosecond, linktype, h);
+        let end = hlen + caplen as usize;
+        if caplen > limit || end > BUFFER || self.src.peek(end).ok()?.len() < end {
+            return None;
+        }
+        let lo = self.src.lo;
+        self.src.consume(end);
+        self.records += 1;
+        Some((meta, lo + hlen, lo + end))
     }
 
     /// Reads the next record as an owned [`Record`].
@@ -470,10 +575,7 @@ impl<R: Read> PcapReader<R> {
         if n < hlen {
             return Err(self.truncated(start, "record header", hlen as u64, n as u64));
         }
-        let sec = endian.u32(&h[0..]);
-        let frac = endian.u32(&h[4..]) as u64;
-        let caplen = endian.u32(&h[8..]);
-        let orig_len = endian.u32(&h[12..]);
+        let (caplen, meta) = classic_meta(endian, nanosecond, linktype, &h);
         let limit = self.caplen_limit(snaplen);
         if caplen > limit {
             return Err(Error::TooLarge {
@@ -493,15 +595,7 @@ impl<R: Read> PcapReader<R> {
                 hlen as u64 + got,
             ));
         }
-        let nsec = if nanosecond { frac } else { frac * 1000 };
-        Ok(Some(RecordMeta {
-            ts_sec: sec as i64 + (nsec / 1_000_000_000) as i64,
-            ts_nsec: (nsec % 1_000_000_000) as u32,
-            caplen,
-            orig_len,
-            linktype,
-            interface_id: 0,
-        }))
+        Ok(Some(meta))
     }
 
     /// Reads a Section Header Block whose 4-byte type (at `start`) has

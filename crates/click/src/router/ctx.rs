@@ -232,10 +232,11 @@ impl<'a> Ctx<'a> {
         self.core.clock.now()
     }
 
-    /// The time, read at most once per task run: for ages and expiries
-    /// that tolerate a batch's worth of staleness (Click's jiffies), so a
-    /// per-packet check costs no clock read. Outside task runs (handlers,
-    /// timers, injected packets) it reads the clock.
+    /// The time, read at most once per eight task runs of a scheduler
+    /// pass: for ages and expiries that tolerate a few batches' worth of
+    /// staleness (Click's jiffies), so a per-packet check costs no clock
+    /// read. Outside task runs (handlers, timers, injected packets) it
+    /// reads the clock.
     #[inline]
     pub fn now_coarse(&self) -> Timestamp {
         let c = &self.core;

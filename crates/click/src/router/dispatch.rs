@@ -116,8 +116,9 @@ pub struct Core {
     /// An empty batch vector kept for the next batch a source starts
     /// ([`Ctx::recycle_batch`], [`super::Emitter`]): no allocation per batch.
     pub(super) spare_batch: Cell<Batch>,
-    /// The clock as read once during the current task run (see
-    /// [`Ctx::now_coarse`]); `None` outside task runs or before the first read.
+    /// The clock as read once for up to [`Core::COARSE_TASK_RUNS`] task
+    /// runs of the current pass (see [`Ctx::now_coarse`]); `None` outside
+    /// task runs or before the first read.
     pub(super) coarse_now: Cell<Option<Timestamp>>,
     pub(super) in_task: Cell<bool>,
     /// [`RouterOptions::max_handler_value`](super::RouterOptions::max_handler_value).
@@ -219,6 +220,11 @@ impl Core {
         }
     }
 
+    /// How many task runs of a pass share one reading of the coarse clock
+    /// ([`Ctx::now_coarse`](super::Ctx::now_coarse)): a source that emits
+    /// a packet a run would otherwise read the clock for every packet.
+    const COARSE_TASK_RUNS: usize = 8;
+
     /// One scheduler pass ([`Router::run_pass`](super::Router::run_pass)).
     #[inline]
     pub(super) fn run_pass(&self) -> RunState {
@@ -239,7 +245,7 @@ impl Core {
         // timers that are due: at start every task runs before a timer (a
         // Script's first step) fires.
         let n = c.run_queue.borrow().len().max(TASKS_PER_ITER);
-        for _ in 0..n {
+        for k in 0..n {
             let Some(i) = c.run_queue.borrow_mut().pop_front() else {
                 break;
             };
@@ -249,7 +255,9 @@ impl Core {
             let keep = c.with_elem(i, |e, cx| e.run_task(cx)).unwrap_or(true);
             c.in_task.set(false);
             c.drain_deferred();
-            c.coarse_now.set(None);
+            if k % Self::COARSE_TASK_RUNS == Self::COARSE_TASK_RUNS - 1 {
+                c.coarse_now.set(None);
+            }
             if keep && !s.task_scheduled.get() {
                 s.task_scheduled.set(true);
                 c.run_queue.borrow_mut().push_back(i);
@@ -258,6 +266,7 @@ impl Core {
                 break;
             }
         }
+        c.coarse_now.set(None);
         if !c.stopped.get() {
             c.run_timers();
         }

@@ -7,7 +7,6 @@ use click_lang::args::Seconds;
 use click_pcap::{linktype, PcapReader};
 use click_wire::{ethertype, EthernetFrame, Ipv4Packet, VlanHeader};
 use std::fs::File;
-use std::io::BufReader;
 
 const SAMPLING_SHIFT: u32 = 28;
 const TIMER_TIMING: u32 = 0;
@@ -31,7 +30,7 @@ pub struct FromDump {
     start: Option<(i64, bool)>,
     end: Option<(i64, EndKind)>,
 
-    reader: Option<PcapReader<BufReader<File>>>,
+    reader: Option<PcapReader<File>>,
     linktype: u32,
     next: Option<Packet>,
     eof: bool,
@@ -381,7 +380,7 @@ impl Element for FromDump {
             return Err("reading from standard input is not supported; give a file name".into());
         } else {
             match File::open(f) {
-                Ok(file) => PcapReader::new(BufReader::with_capacity(1 << 16, file)),
+                Ok(file) => PcapReader::new(file),
                 Err(e) => return Err(format!("{}: {}", f, io_error_text(&e))),
             }
         };
@@ -428,6 +427,17 @@ impl Element for FromDump {
             // packet, so downstream tasks get a chance to drain it.
             self.at_end(cx);
             return false;
+        }
+        if self.burst == 1 {
+            // Click's default: one packet a run, handed on as it is
+            if let Some(when) = self.due(cx) {
+                cx.schedule_timer_at(TIMER_TIMING, when);
+                return false;
+            }
+            if let Some(p) = self.take(cx) {
+                cx.push(0, p);
+            }
+            return true;
         }
         let mut out = Emitter::new(cx, 0);
         for _ in 0..self.burst {

@@ -387,6 +387,17 @@ impl ARPQuerier {
 
     /// Pushes what `handle_*` produced, in order, batching runs of packets
     /// for the same output.
+    /// Gives an IP packet whose next hop is known its Ethernet header.
+    #[inline]
+    fn encap_known(&self, p: &mut Packet, eth: [u8; 6]) {
+        p.push(14);
+        p.set_mac_header(0);
+        let mut f = EthernetFrame::new_unchecked(p.data_mut());
+        f.set_ethertype(ethertype::IPV4);
+        f.set_dst_addr(EtherAddress(eth));
+        f.set_src_addr(EtherAddress(self.my_eth));
+    }
+
     fn emit(&mut self, mut out: Vec<(usize, Packet)>, cx: &Ctx) {
         if out.len() == 1 {
             if let Some((port, p)) = out.pop() {
@@ -494,7 +505,20 @@ impl Element for ARPQuerier {
         self.timer.arm(&t, EXPIRE_TIMER, cx);
     }
 
-    fn push(&mut self, port: usize, p: Packet, cx: &Ctx) {
+    fn push(&mut self, port: usize, mut p: Packet, cx: &Ctx) {
+        if port == 0 && self.my_ip != 0 {
+            // a known, fresh next hop: encapsulated and sent on here
+            let dst = u32::from(p.anno().dst_ip());
+            let now = cx.now_coarse().nsec();
+            let eth = self
+                .table
+                .borrow()
+                .lookup_fresh(dst, now, self.poll_timeout);
+            if let Some(eth) = eth {
+                self.encap_known(&mut p, eth);
+                return cx.push(0, p);
+            }
+        }
         let mut out = core::mem::take(&mut self.out);
         if port == 0 {
             self.handle_ip(p, false, cx, &mut out);
@@ -518,12 +542,7 @@ impl Element for ARPQuerier {
                     let Some(eth) = t.lookup_fresh(dst, now, self.poll_timeout) else {
                         break;
                     };
-                    p.push(14);
-                    p.set_mac_header(0);
-                    let mut f = EthernetFrame::new_unchecked(p.data_mut());
-                    f.set_ethertype(ethertype::IPV4);
-                    f.set_dst_addr(EtherAddress(eth));
-                    f.set_src_addr(EtherAddress(self.my_eth));
+                    self.encap_known(p, eth);
                     i += 1;
                 }
             }
