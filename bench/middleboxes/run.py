@@ -125,8 +125,14 @@ class Series:
         self.row["maxrss_kb"].append(r["maxrss_kb"])
 
     def add_rate(self, n, cpu):
+        """A rate from a difference of two runs' CPU times; a difference
+        that noise made zero or negative is no measurement: it is counted
+        (`invalid_rounds`) and left out of the median, never a NaN in it."""
+        if cpu <= 0:
+            self.row["invalid_rounds"] = self.row.get("invalid_rounds", 0) + 1
+            return
         self.row["cpu_s"].append(cpu)
-        self.row["mpps_cpu"].append(n / cpu / 1e6 if cpu > 0 else float("nan"))
+        self.row["mpps_cpu"].append(n / cpu / 1e6)
 
     def fail(self, e):
         self.row["error"] = str(e)
@@ -136,10 +142,13 @@ class Series:
 
 
 def finish(r):
-    """Adds the medians (and the peak RSS) to a row."""
+    """Adds the medians (and the peak RSS) to a row; a row whose every
+    round was invalid gets an error instead."""
     for k in ("mpps_cpu", "mpps_wall"):
         if r[k]:
             r["median_" + k] = statistics.median(r[k])
+    if not r["mpps_cpu"] and r.get("invalid_rounds") and "error" not in r:
+        r["error"] = f"every round ({r['invalid_rounds']}) measured no CPU time difference"
     if r["maxrss_kb"]:
         r["peak_rss_kb"] = max(r["maxrss_kb"])
 
