@@ -1106,12 +1106,19 @@ mod tests {
     /// the end of the table.
     #[test]
     fn map_matches_a_model_under_churn() {
+        // 12 keys keep a 16-slot table up to 3/4 full, wrapping often
+        for space in [3, 40] {
+            churn(space, 20_000);
+        }
+    }
+
+    fn churn(space: u64, steps: usize) {
         let mut set = FlowSet::new();
         let mut map = Map::default();
         let mut model: alloc::collections::BTreeMap<(u32, u16), u32> = Default::default();
         let mut rng = Rng::new(7);
-        for step in 0..20_000 {
-            let key = FlowId::new(rng.below(40) as u32, rng.below(40) as u16, 9, 9);
+        for step in 0..steps {
+            let key = FlowId::new(rng.below(space) as u32, rng.below(space + 1) as u16, 9, 9);
             if rng.below(3) == 0 {
                 // remove what the model has for the key
                 if let Some(r) = model.remove(&(key.saddr, key.sport)) {
@@ -1131,9 +1138,9 @@ mod tests {
                 }
             }
             assert_eq!(map.len(), model.len());
-            if step % 97 == 0 {
-                for s in 0..40u32 {
-                    for p in 0..40u16 {
+            if step % 97 == 0 || space < 10 {
+                for s in 0..space as u32 {
+                    for p in 0..=space as u16 {
                         let want = model.get(&(s, p)).copied().unwrap_or(NIL);
                         assert_eq!(map.get(&FlowId::new(s, p, 9, 9), &set.flows), want);
                     }
@@ -1145,6 +1152,89 @@ mod tests {
                 assert_eq!(e, m);
             }
         }
+    }
+
+    /// Removals whose shifted entries wrap around the end of a 16-slot
+    /// table: the entry whose home is the hole moves into it, and one whose
+    /// home lies between the hole and the end stays.
+    #[test]
+    fn removal_shifts_back_across_the_end() {
+        // keys by home slot (their hash's low four bits)
+        let mut next = 0u32;
+        let mut key_at = |home: usize| loop {
+            next += 1;
+            let k = FlowId::new(next, 1, 2, 3);
+            if k.hash() as usize & 15 == home {
+                return k;
+            }
+        };
+        for (homes, gone) in [([14, 15, 15], 1), ([14, 15, 15], 0), ([14, 14, 15], 0)] {
+            let mut set = FlowSet::new();
+            let mut map = Map::default();
+            let keys: Vec<FlowId> = homes.iter().map(|&h| key_at(h)).collect();
+            let refs: Vec<u32> = keys
+                .iter()
+                .map(|k| {
+                    let f = set.alloc();
+                    set.flows[f].e[0].key = *k;
+                    let r = (f as u32) << 1;
+                    map.set(r, &mut set.flows);
+                    r
+                })
+                .collect();
+            assert_eq!(map.slots.len(), 16);
+            // the third key wrapped around to slot 0
+            assert_eq!(map.slots[0] as u32, refs[2], "{homes:?}");
+            assert!(map.remove(refs[gone], &mut set.flows));
+            for (i, k) in keys.iter().enumerate() {
+                let want = if i == gone { NIL } else { refs[i] };
+                assert_eq!(
+                    map.get(k, &set.flows),
+                    want,
+                    "{homes:?} without {gone}: key {i}"
+                );
+            }
+        }
+    }
+
+    /// Port use kept from the start and port use begun over a full table
+    /// count the same entries, and only those to their own address.
+    #[test]
+    fn watch_counts_the_entries_already_there() {
+        let mut set = FlowSet::new();
+        let (a, b) = (0x0100_0001, 0x0100_0002);
+        let mut early = Map::default();
+        early.watch(a, &set.flows);
+        let mut late = Map::default();
+        let mut refs = Vec::new();
+        for (i, (addr, port)) in [(a, 1000u16), (b, 1001), (a, 1002), (9, 1003), (a, 1000)]
+            .into_iter()
+            .enumerate()
+        {
+            let f = set.alloc();
+            set.flows[f].e[0].key = FlowId::new(i as u32, 7, addr, port);
+            let r = (f as u32) << 1;
+            early.set(r, &mut set.flows);
+            late.set(r, &mut set.flows);
+            refs.push(r);
+        }
+        late.watch(a, &set.flows);
+        late.watch(b, &set.flows);
+        late.watch(a, &set.flows); // a second watch of an address changes nothing
+        assert_eq!(late.ports.len(), 2);
+        for m in [&early, &late] {
+            let u = m.ports.iter().find(|u| u.addr == a).unwrap();
+            let used: Vec<u16> = (999..1005).filter(|&p| u.in_use(p)).collect();
+            assert_eq!(used, [1000, 1002]);
+        }
+        let ub = late.ports.iter().find(|u| u.addr == b).unwrap();
+        assert!(ub.in_use(1001) && !ub.in_use(1000) && !ub.in_use(1002));
+        // port 1000 of `a` has two users: in use until both go
+        let ua = |m: &Map| m.ports.iter().find(|u| u.addr == a).unwrap().in_use(1000);
+        late.remove(refs[0], &mut set.flows);
+        assert!(ua(&late));
+        late.remove(refs[4], &mut set.flows);
+        assert!(!ua(&late));
     }
 
     #[test]
@@ -1164,6 +1254,12 @@ mod tests {
         // the range ends inside the run: wrap to its start
         assert_eq!(u.first_unused(70, 50, 120), Some(50));
         assert_eq!(u.first_unused(70, 60, 130), None);
+        // never past the range's end, though the port after it is free
+        assert_eq!(u.first_unused(130, 60, 130), None);
+        let mut z = PortUse::new(1);
+        (0..=10).for_each(|p| z.add(p));
+        assert_eq!(z.first_unused(0, 0, 10), None);
+        assert_eq!(z.first_unused(0, 0, 11), Some(11));
         // counts: a port stays in use until its last user goes
         u.add(64);
         u.sub(64);
@@ -1175,7 +1271,9 @@ mod tests {
         for _ in 0..u16::MAX {
             u.add(65535);
         }
-        u.sub(65535);
+        for _ in 0..u16::MAX {
+            u.sub(65535);
+        }
         assert!(u.in_use(65535));
         assert_eq!(u.first_unused(65535, 65535, 65535), None);
         assert_eq!(u.first_unused(65534, 65534, 65535), Some(65534));

@@ -109,7 +109,9 @@ FOUTPUT, its replies on ROUTPUT.\n\
 - `pattern SADDR SPORT DADDR DPORT FOUTPUT ROUTPUT`: rewrite by the pattern. A `-` keeps the \
 packet's field. SPORT may be a range `L-H`: the packet's own source port is kept when free, \
 else a free one is chosen at random; `L-H#` allocates sequentially, `L-H?` always at random. \
-When no port is free the packet is dropped and counted in `mapping_failures`. The reply flow \
+At random, the first port from a random one on that no flow uses at all is taken while there \
+is one (a public port stays with one flow, endpoint-independent); then a port free for this \
+destination, as in Click. When no port is free the packet is dropped and counted in `mapping_failures`. The reply flow \
 is mapped back and leaves on ROUTPUT.\n\
 - `pattern NAME FOUTPUT ROUTPUT`: a pattern defined by IPRewriterPatterns.\n\
 - `ELEMENTNAME`: a mapper element (RoundRobinIPMapper, SourceIPHashMapper) chooses.\n\n\
