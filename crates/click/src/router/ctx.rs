@@ -19,10 +19,14 @@ use click_lang::NameTable;
 /// router's `max_batch`, so sources need not special-case batching: with
 /// `max_batch` 1 (Click's packet-at-a-time order) every packet is pushed at
 /// once, otherwise full batches are pushed as they fill and `flush` pushes
-/// the rest (a lone packet goes through `push`, without a batch).
+/// the rest. A lone packet is held by itself and goes through `push`,
+/// without a batch vector: a source that emits one packet a run (FromDump's
+/// default BURST 1) costs no vector at all.
 pub struct Emitter {
     port: usize,
     max: usize,
+    /// The first packet, while it is the only one (`batch` is then empty).
+    first: Option<Packet>,
     batch: Batch,
 }
 
@@ -31,6 +35,7 @@ impl Emitter {
         Emitter {
             port,
             max: cx.max_batch().max(1),
+            first: None,
             batch: Vec::new(),
         }
     }
@@ -42,6 +47,8 @@ impl Emitter {
         let n = self.batch.len();
         if n + 1 < self.max && n < self.batch.capacity() {
             self.batch.push(p);
+        } else if n == 0 && self.first.is_none() && self.max > 1 {
+            self.first = Some(p);
         } else {
             self.emit_slow(cx, p);
         }
@@ -53,11 +60,15 @@ impl Emitter {
             cx.push(self.port, p);
             return;
         }
-        if self.batch.capacity() == 0 {
-            self.batch = cx.core.spare_batch.take();
-            if self.batch.capacity() < self.max {
-                self.batch.reserve_exact(self.max);
+        if let Some(first) = self.first.take() {
+            // a second packet: now a batch
+            if self.batch.capacity() == 0 {
+                self.batch = cx.core.spare_batch.take();
+                if self.batch.capacity() < self.max {
+                    self.batch.reserve_exact(self.max);
+                }
             }
+            self.batch.push(first);
         }
         self.batch.push(p);
         if self.batch.len() >= self.max {
@@ -66,21 +77,12 @@ impl Emitter {
     }
 
     /// Pushes whatever is still collected.
+    #[inline]
     pub fn flush(&mut self, cx: &Ctx) {
-        match self.batch.len() {
-            0 => {}
-            1 => {
-                if let Some(p) = self.batch.pop() {
-                    cx.push(self.port, p);
-                }
-            }
-            _ => return cx.push_batch(self.port, core::mem::take(&mut self.batch)),
-        }
-        // an emptied vector goes back for the next batch, not to the
-        // allocator (a source emitting one packet a run would otherwise
-        // allocate and free one every run)
-        if self.batch.capacity() > 0 {
-            cx.recycle_batch(core::mem::take(&mut self.batch));
+        if let Some(p) = self.first.take() {
+            cx.push(self.port, p);
+        } else if !self.batch.is_empty() {
+            cx.push_batch(self.port, core::mem::take(&mut self.batch));
         }
     }
 }

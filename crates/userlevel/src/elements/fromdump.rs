@@ -428,17 +428,6 @@ impl Element for FromDump {
             self.at_end(cx);
             return false;
         }
-        if self.burst == 1 {
-            // Click's default: one packet a run, handed on as it is
-            if let Some(when) = self.due(cx) {
-                cx.schedule_timer_at(TIMER_TIMING, when);
-                return false;
-            }
-            if let Some(p) = self.take(cx) {
-                cx.push(0, p);
-            }
-            return true;
-        }
         let mut out = Emitter::new(cx, 0);
         for _ in 0..self.burst {
             if self.next.is_none() {
