@@ -387,15 +387,21 @@ impl ARPQuerier {
 
     /// Pushes what `handle_*` produced, in order, batching runs of packets
     /// for the same output.
-    /// Gives an IP packet whose next hop is known its Ethernet header.
+    /// Gives an IP packet whose next hop is known and fresh in `t` its
+    /// Ethernet header; false (the packet untouched) otherwise.
     #[inline]
-    fn encap_known(&self, p: &mut Packet, eth: [u8; 6]) {
+    fn encap_if_known(&self, t: &Table, p: &mut Packet, now: i64) -> bool {
+        let dst = u32::from(p.anno().dst_ip());
+        let Some(eth) = t.lookup_fresh(dst, now, self.poll_timeout) else {
+            return false;
+        };
         p.push(14);
         p.set_mac_header(0);
         let mut f = EthernetFrame::new_unchecked(p.data_mut());
         f.set_ethertype(ethertype::IPV4);
         f.set_dst_addr(EtherAddress(eth));
         f.set_src_addr(EtherAddress(self.my_eth));
+        true
     }
 
     fn emit(&mut self, mut out: Vec<(usize, Packet)>, cx: &Ctx) {
@@ -508,14 +514,8 @@ impl Element for ARPQuerier {
     fn push(&mut self, port: usize, mut p: Packet, cx: &Ctx) {
         if port == 0 && self.my_ip != 0 {
             // a known, fresh next hop: encapsulated and sent on here
-            let dst = u32::from(p.anno().dst_ip());
             let now = cx.now_coarse().nsec();
-            let eth = self
-                .table
-                .borrow()
-                .lookup_fresh(dst, now, self.poll_timeout);
-            if let Some(eth) = eth {
-                self.encap_known(&mut p, eth);
+            if self.encap_if_known(&self.table.borrow(), &mut p, now) {
                 return cx.push(0, p);
             }
         }
@@ -538,11 +538,9 @@ impl Element for ARPQuerier {
             {
                 let t = self.table.borrow();
                 while let Some(p) = batch.get_mut(i) {
-                    let dst = u32::from(p.anno().dst_ip());
-                    let Some(eth) = t.lookup_fresh(dst, now, self.poll_timeout) else {
+                    if !self.encap_if_known(&t, p, now) {
                         break;
-                    };
-                    self.encap_known(p, eth);
+                    }
                     i += 1;
                 }
             }
