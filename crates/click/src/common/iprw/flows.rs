@@ -453,7 +453,7 @@ impl Map {
         true
     }
     /// Every entry, in table order.
-    pub fn entries(&self, _flows: &[Flow]) -> Vec<u32> {
+    pub fn entries(&self) -> Vec<u32> {
         self.slots
             .iter()
             .map(|&s| s as u32)
@@ -485,7 +485,7 @@ impl Map {
             return;
         }
         let mut u = PortUse::new(addr);
-        for r in self.entries(flows) {
+        for r in self.entries() {
             let e = &flows[eref_flow(r)].e[eref_dir(r)];
             if e.key.daddr == addr {
                 u.add(e.key.dport);
@@ -1145,7 +1145,7 @@ mod tests {
                         assert_eq!(map.get(&FlowId::new(s, p, 9, 9), &set.flows), want);
                     }
                 }
-                let mut e = map.entries(&set.flows);
+                let mut e = map.entries();
                 e.sort_unstable();
                 let mut m: Vec<u32> = model.values().copied().collect();
                 m.sort_unstable();

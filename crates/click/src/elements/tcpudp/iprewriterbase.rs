@@ -607,7 +607,7 @@ impl Rewriter {
             return String::new();
         };
         let mut s = String::new();
-        for r in m.maps[mapid].entries(&set.flows) {
+        for r in m.maps[mapid].entries() {
             s.push_str(&set.unparse_entry(r, now, &|_| String::new()));
             s.push('\n');
         }
