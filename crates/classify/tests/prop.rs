@@ -7,6 +7,18 @@ use click_classify::Program;
 use proptest::prelude::*;
 
 /// Random primitive / test strings drawn from the IPFilter language.
+/// A primitive's direction qualifier: none, `src`, `dst`, `src or dst`,
+/// `src and dst`.
+fn direction() -> impl Strategy<Value = &'static str> + Clone {
+    prop_oneof![
+        Just(""),
+        Just("src "),
+        Just("dst "),
+        Just("src or dst "),
+        Just("src and dst ")
+    ]
+}
+
 fn primitive() -> impl Strategy<Value = String> {
     let addr = prop_oneof![
         Just("10.0.0.1".to_string()),
@@ -30,13 +42,7 @@ fn primitive() -> impl Strategy<Value = String> {
         Just(">= "),
         Just("<= ")
     ];
-    let sd = prop_oneof![
-        Just(""),
-        Just("src "),
-        Just("dst "),
-        Just("src or dst "),
-        Just("src and dst ")
-    ];
+    let sd = direction();
     let tp = prop_oneof![Just(""), Just("tcp "), Just("udp ")];
     prop_oneof![
         (sd.clone(), addr.clone()).prop_map(|(s, a)| format!("{s}host {a}")),
@@ -114,13 +120,7 @@ fn ether_primitive() -> impl Strategy<Value = String> {
         Just("& 0:0:0:0:0:ff ".to_string()),
         any::<[u8; 6]>().prop_map(|a| format!("& {} ", a.map(|x| format!("{x:x}")).join(":"))),
     ];
-    let sd = prop_oneof![
-        Just(""),
-        Just("src "),
-        Just("dst "),
-        Just("src or dst "),
-        Just("src and dst ")
-    ];
+    let sd = direction();
     let head = prop_oneof![Just(""), Just("ether "), Just("ether host ")];
     let rel = prop_oneof![Just(""), Just("= "), Just("!= ")];
     (head, sd, mask, rel, addr).prop_map(|(h, s, m, r, a)| format!("{h}{s}{m}{r}{a}"))

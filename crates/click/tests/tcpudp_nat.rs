@@ -366,6 +366,21 @@ fn traffic_keeps_a_flow_alive_past_its_first_expiry() {
 
 /// At capacity the flow to go is the one expiring first *now*: a flow
 /// made first but used since outlives one made later and left idle.
+/// Replies from OUT:80 to the NAT's ports 1024, 1025 and 1026, injected on
+/// `b`: what came back inside on `out1` (only live mappings pass).
+fn replies_to_the_first_three_ports(r: &TestRouter) -> Vec<Vec<u8>> {
+    r.inject(
+        "b",
+        0,
+        &[
+            tcp_pkt(OUT, 80, NAT, 1024),
+            tcp_pkt(OUT, 80, NAT, 1025),
+            tcp_pkt(OUT, 80, NAT, 1026),
+        ],
+    );
+    collected_data("out1")
+}
+
 #[test]
 fn capacity_evicts_by_current_expiry_not_creation() {
     clear_collected();
@@ -382,17 +397,8 @@ fn capacity_evicts_by_current_expiry_not_creation() {
     r.clock.set(t0.add_nsec(3_000_000_000));
     r.inject("a", 0, &[tcp_pkt(IN, 3, OUT, 80)]);
     assert_eq!(r.read("rw.size"), "2");
-    r.inject(
-        "b",
-        0,
-        &[
-            tcp_pkt(OUT, 80, NAT, 1024),
-            tcp_pkt(OUT, 80, NAT, 1025),
-            tcp_pkt(OUT, 80, NAT, 1026),
-        ],
-    );
     assert_eq!(
-        collected_data("out1"),
+        replies_to_the_first_three_ports(&r),
         vec![tcp_pkt(OUT, 80, IN, 1), tcp_pkt(OUT, 80, IN, 3)]
     );
 }
@@ -411,17 +417,8 @@ fn capacity_evicts_the_oldest_best_effort_flow() {
     }
     assert_eq!(r.read("rw.size"), "2");
     assert_eq!(r.read("rw.mapping_failures"), "0");
-    r.inject(
-        "b",
-        0,
-        &[
-            tcp_pkt(OUT, 80, NAT, 1024),
-            tcp_pkt(OUT, 80, NAT, 1025),
-            tcp_pkt(OUT, 80, NAT, 1026),
-        ],
-    );
     assert_eq!(
-        collected_data("out1"),
+        replies_to_the_first_three_ports(&r),
         vec![tcp_pkt(OUT, 80, IN, 2), tcp_pkt(OUT, 80, IN, 3)]
     );
     // shrinking the capacity evicts at once; clear empties the set
